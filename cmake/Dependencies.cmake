@@ -1,0 +1,7 @@
+# Every dependency comes from the system's packages (Debian: libhwy-dev, libgtest-dev,
+# libbenchmark-dev, libomp/libgomp); nothing is downloaded at build time.
+find_package(hwy 1.0 REQUIRED CONFIG)
+find_package(Threads REQUIRED)
+if(ACLNN_CPU_USE_OPENMP)
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+endif()

@@ -1,0 +1,78 @@
+// Data-type facts and exact scalar conversions (round to nearest even) used outside kernels.
+#ifndef ACLNN_CPU_CORE_DTYPE_H_
+#define ACLNN_CPU_CORE_DTYPE_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "acl/acl_base.h"
+
+namespace aclnn_cpu {
+
+// Size in bytes of one element, or 0 for types the library cannot address.
+inline int64_t DtypeSize(aclDataType t) {
+  switch (t) {
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+      return 4;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16:
+      return 2;
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_BOOL:
+      return 1;
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_DOUBLE:
+    case ACL_COMPLEX64:
+      return 8;
+    case ACL_COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+const char* DtypeName(aclDataType t);
+
+inline bool IsHalfOrFloat(aclDataType t) {
+  return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16;
+}
+
+inline float BitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint32_t FloatToBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+inline float Bf16ToFloat(uint16_t h) { return BitsToFloat(static_cast<uint32_t>(h) << 16); }
+
+inline uint16_t FloatToBf16(float f) {
+  uint32_t u = FloatToBits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // NaN
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float Fp16ToFloat(uint16_t h);
+uint16_t FloatToFp16(float f);
+
+// Reads element `i` (in elements from p) of a floating tensor as double.
+double LoadAsDouble(aclDataType t, const void* p, int64_t i);
+// Rounds `v` to dtype `t` (round to nearest even) and stores it at element `i`.
+void StoreFromDouble(aclDataType t, void* p, int64_t i, double v);
+// Reads an integer element (INT32/INT64) as int64.
+int64_t LoadAsInt64(aclDataType t, const void* p, int64_t i);
+
+}  // namespace aclnn_cpu
+
+#endif  // ACLNN_CPU_CORE_DTYPE_H_

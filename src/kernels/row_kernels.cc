@@ -1,0 +1,149 @@
+// Row kernels (see row_kernels.h), compiled for every Highway target by foreach_target.
+#include "kernels/row_kernels.h"
+
+#include <cmath>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/row_kernels.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "simd/convert-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace aclnn_cpu {
+namespace HWY_NAMESPACE {
+
+template <class T>
+double SumT(const T* x, size_t n) {
+  return BlockedSum(x, n, 0.0f, [](VF v) { return v; });
+}
+
+template <class T>
+void LsmBwdT(const T* g, const T* y, float s, T* out, size_t n) {
+  const DF d;
+  const VF vs = hn::Set(d, s);
+  ForEachVector(d, n, [&](size_t i, size_t c) {
+    const VF vg = LoadPartialF32(d, g + i, c, 0.0f);
+    const VF vy = LoadPartialF32(d, y + i, c, 0.0f);
+    StorePartialF32(d, hn::NegMulAdd(ExpF(d, vy), vs, vg), out + i, c);
+  });
+}
+
+template <class T>
+float MaxT(const T* x, size_t n) {
+  const DF d;
+  VF m = hn::Set(d, -HUGE_VALF);
+  ForEachVector(d, n, [&](size_t i, size_t c) {
+    m = hn::Max(m, LoadPartialF32(d, x + i, c, -HUGE_VALF));
+  });
+  return hn::GetLane(hn::MaxOfLanes(d, m));
+}
+
+template <class T>
+double SumExpT(const T* x, size_t n, float m) {
+  const DF d;
+  const VF vm = hn::Set(d, m);
+  return BlockedSum(x, n, -HUGE_VALF, [&](VF v) { return ExpF(d, hn::Sub(v, vm)); });
+}
+
+template <class T>
+void LsmFwdT(const T* x, float m, float l, T* out, size_t n) {
+  const DF d;
+  const VF vm = hn::Set(d, m), vl = hn::Set(d, l);
+  ForEachVector(d, n, [&](size_t i, size_t c) {
+    const VF v = LoadPartialF32(d, x + i, c, 0.0f);
+    StorePartialF32(d, hn::Sub(hn::Sub(v, vm), vl), out + i, c);
+  });
+}
+
+template <class T>
+void CeGradT(const T* lp, T* out, size_t n, float a, float b, const float* w) {
+  const DF d;
+  const VF va = hn::Set(d, a), vb = hn::Set(d, b);
+  ForEachVector(d, n, [&](size_t i, size_t c) {
+    const VF p = ExpF(d, LoadPartialF32(d, lp + i, c, 0.0f));
+    const VF wj = w != nullptr ? LoadPartialF32(d, w + i, c, 0.0f) : hn::Set(d, 1.0f);
+    StorePartialF32(d, hn::NegMulAdd(vb, wj, hn::Mul(p, va)), out + i, c);
+  });
+}
+
+template <class T>
+double DotT(const T* x, const float* w, size_t n) {
+  const DF d;
+  double total = 0.0;
+  for (size_t b = 0; b < n; b += kSumBlock) {
+    const size_t len = n - b < kSumBlock ? n - b : kSumBlock;
+    VF acc = hn::Zero(d);
+    ForEachVector(d, len, [&](size_t i, size_t c) {
+      acc = hn::MulAdd(LoadPartialF32(d, x + b + i, c, 0.0f),
+                       LoadPartialF32(d, w + b + i, c, 0.0f), acc);
+    });
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
+  }
+  return total;
+}
+
+// Non-template entry points, one set per dtype of float_types.inc.
+#define ACLNN_FLOAT_TYPE(S, E, T)                                                          \
+  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }    \
+  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n) {            \
+    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out),   \
+            n);                                                                            \
+  }                                                                                        \
+  float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }     \
+  double SumExp_##S(const void* x, size_t n, float m) {                                    \
+    return SumExpT(static_cast<const T*>(x), n, m);                                        \
+  }                                                                                        \
+  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n) {                  \
+    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n);                      \
+  }                                                                                        \
+  void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w) { \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, a, b, w);                  \
+  }                                                                                        \
+  double Dot_##S(const void* x, const float* w, size_t n) {                                \
+    return DotT(static_cast<const T*>(x), w, n);                                           \
+  }
+#include "kernels/float_types.inc"
+#undef ACLNN_FLOAT_TYPE
+
+}  // namespace HWY_NAMESPACE
+}  // namespace aclnn_cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "simd/dispatch.h"
+
+namespace aclnn_cpu {
+
+#define ACLNN_FLOAT_TYPE(S, E, T) \
+  HWY_EXPORT(Sum_##S);            \
+  HWY_EXPORT(LsmBwd_##S);         \
+  HWY_EXPORT(Max_##S);            \
+  HWY_EXPORT(SumExp_##S);         \
+  HWY_EXPORT(LsmFwd_##S);         \
+  HWY_EXPORT(CeGrad_##S);         \
+  HWY_EXPORT(Dot_##S);
+#include "kernels/float_types.inc"
+#undef ACLNN_FLOAT_TYPE
+
+RowKernels GetRowKernels(aclDataType t) {
+  InitDispatch();
+  RowKernels k;
+#define ACLNN_FLOAT_TYPE(S, E, T)                 \
+  if (t == E) {                                   \
+    k.dtype = #S;                                 \
+    k.sum = ACLNN_DYNAMIC_POINTER(Sum_##S);       \
+    k.lsm_bwd = ACLNN_DYNAMIC_POINTER(LsmBwd_##S); \
+    k.max = ACLNN_DYNAMIC_POINTER(Max_##S);       \
+    k.sum_exp = ACLNN_DYNAMIC_POINTER(SumExp_##S); \
+    k.lsm_fwd = ACLNN_DYNAMIC_POINTER(LsmFwd_##S); \
+    k.ce_grad = ACLNN_DYNAMIC_POINTER(CeGrad_##S); \
+    k.dot = ACLNN_DYNAMIC_POINTER(Dot_##S);       \
+  }
+#include "kernels/float_types.inc"
+#undef ACLNN_FLOAT_TYPE
+  return k;
+}
+
+}  // namespace aclnn_cpu
+#endif  // HWY_ONCE

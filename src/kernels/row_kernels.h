@@ -1,0 +1,43 @@
+// Row kernels: the SIMD inner loops of all four operators, over contiguous rows of one dtype
+// (FLOAT, FLOAT16 or BF16), computing in f32 and rounding each output once to nearest even.
+// Written once in row_kernels.cc against Highway and compiled for every target; a plan takes
+// its RowKernels for the current target once, at phase 1.
+//
+// Contracts (n >= 0 elements, no alignment required, no aliasing between inputs and out unless
+// stated):
+//   sum(x, n)            = sum of x, f32 partials over fixed 512-element blocks, blocks added
+//                          in order in double (error bound independent of n).
+//   lsm_bwd(g,y,s,out,n) : out = g - exp(y) * s. out may alias g.
+//   max(x, n)            = max of x (-inf for n == 0).
+//   sum_exp(x, n, m)     = sum of exp(x - m), blocked like sum.
+//   lsm_fwd(x,m,l,out,n) : out = (x - m) - l. out may alias x.
+//   ce_grad(lp,out,n,a,b,w): out = exp(lp) * a - b * w[j] (w == nullptr: w[j] = 1).
+//   dot(x, w, n)         = sum of x * w[j], blocked like sum.
+// exp is 1 ulp (Highway) with IEEE edges: +inf above ln(FLT_MAX), NaN propagates.
+#ifndef ACLNN_CPU_KERNELS_ROW_KERNELS_H_
+#define ACLNN_CPU_KERNELS_ROW_KERNELS_H_
+
+#include <cstddef>
+
+#include "acl/acl_base.h"
+
+namespace aclnn_cpu {
+
+struct RowKernels {
+  const char* dtype = nullptr;  // "f32", "f16", "bf16"
+  double (*sum)(const void* x, size_t n) = nullptr;
+  void (*lsm_bwd)(const void* g, const void* y, float s, void* out, size_t n) = nullptr;
+  float (*max)(const void* x, size_t n) = nullptr;
+  double (*sum_exp)(const void* x, size_t n, float m) = nullptr;
+  void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n) = nullptr;
+  void (*ce_grad)(const void* lp, void* out, size_t n, float a, float b, const float* w) =
+      nullptr;
+  double (*dot)(const void* x, const float* w, size_t n) = nullptr;
+};
+
+// Kernels for contiguous rows of dtype t (FLOAT, FLOAT16 or BF16) on the current target.
+RowKernels GetRowKernels(aclDataType t);
+
+}  // namespace aclnn_cpu
+
+#endif  // ACLNN_CPU_KERNELS_ROW_KERNELS_H_

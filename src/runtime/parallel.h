@@ -1,0 +1,44 @@
+// Static-partition parallel loops over OpenMP. Work is split by index range only, so kernels
+// whose per-index results do not depend on the partition are deterministic for any thread count.
+#ifndef ACLNN_CPU_RUNTIME_PARALLEL_H_
+#define ACLNN_CPU_RUNTIME_PARALLEL_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#ifdef ACLNN_CPU_USE_OPENMP
+#include <omp.h>
+#endif
+
+namespace aclnn_cpu {
+
+// Threads the operators use: ACLNN_CPU_NUM_THREADS, else OMP_NUM_THREADS, else all cores;
+// SetNumThreads (tests, benchmarks) overrides. Always >= 1.
+int NumThreads();
+void SetNumThreads(int n);  // n <= 0 restores the environment's choice
+
+// Calls fn(thread_index, begin, end) on contiguous, near-equal ranges of [0, n), one per
+// thread, using at most `max_threads` threads and at least `min_per_thread` items each.
+template <typename F>
+void ParallelFor(int64_t n, int max_threads, int64_t min_per_thread, F&& fn) {
+  if (n <= 0) return;
+  int64_t t = std::min<int64_t>(max_threads, n / std::max<int64_t>(1, min_per_thread));
+  t = std::max<int64_t>(1, t);
+#ifdef ACLNN_CPU_USE_OPENMP
+  if (t > 1) {
+#pragma omp parallel num_threads(static_cast<int>(t))
+    {
+      const int64_t nt = omp_get_num_threads();
+      const int64_t i = omp_get_thread_num();
+      const int64_t b = n * i / nt, e = n * (i + 1) / nt;
+      if (b < e) fn(static_cast<int>(i), b, e);
+    }
+    return;
+  }
+#endif
+  fn(0, int64_t{0}, n);
+}
+
+}  // namespace aclnn_cpu
+
+#endif  // ACLNN_CPU_RUNTIME_PARALLEL_H_

@@ -1,0 +1,173 @@
+// Shared Highway helpers (per-target include guard): load FLOAT/FLOAT16/BF16 as f32, store f32
+// to those types rounding to nearest even, and an exp with IEEE edge cases.
+//
+// Highway 1.0.3's f32->bf16 DemoteTo truncates, and its software f32->f16 DemoteTo (targets
+// without F16C) truncates too; our stores round to nearest even on every target.
+#if defined(ACLNN_CPU_SIMD_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ACLNN_CPU_SIMD_CONVERT_INL_H_
+#undef ACLNN_CPU_SIMD_CONVERT_INL_H_
+#else
+#define ACLNN_CPU_SIMD_CONVERT_INL_H_
+#endif
+
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace aclnn_cpu {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const float* p) {
+  return hn::LoadU(d, p);
+}
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::bfloat16_t* p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), p));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::float16_t* p) {
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
+}
+
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::Vec<D> v, float* p) {
+  hn::StoreU(v, d, p);
+}
+
+template <class D>
+HWY_INLINE void StoreF32(D /*d*/, hn::Vec<D> v, hwy::bfloat16_t* p) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto bits = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const auto rounded = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb));
+  const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));  // NaN stays NaN
+  const auto res = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+  const auto hi = hn::BitCast(di, hn::ShiftRight<16>(res));  // <= 0xFFFF, fits u16
+  hn::StoreU(hn::DemoteTo(du16, hi), du16, reinterpret_cast<uint16_t*>(p));
+}
+
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::float16_t* p) {
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)) || \
+    (HWY_ARCH_ARM && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR)
+  // Hardware conversion (vcvtps2ph / fcvtn) rounds to nearest even.
+  const hn::Rebind<hwy::float16_t, D> dh;
+  hn::StoreU(hn::DemoteTo(dh, v), dh, p);
+#else
+  HWY_ALIGN float tmp[hn::MaxLanes(D())];
+  hn::Store(v, d, tmp);
+  for (size_t i = 0; i < hn::Lanes(d); ++i) {
+    const uint16_t h = FloatToFp16(tmp[i]);
+    std::memcpy(p + i, &h, 2);
+  }
+#endif
+}
+
+// e^x for any f32 x: +inf above ln(FLT_MAX), NaN for NaN, 0 below -104; 1 ulp in between
+// (Highway's Exp alone returns 0 for NaN and is undefined above 104).
+template <class D>
+HWY_INLINE hn::Vec<D> ExpF(D d, hn::Vec<D> x) {
+  auto y = hn::Exp(d, x);
+  y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.72283935546875f)), hn::Set(d, HUGE_VALF), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// Runs body(i, count) over [0, n) in whole vectors; the final partial vector (count < Lanes)
+// is staged through `pad`-filled local buffers by the caller-provided body.
+template <class D, class Body>
+HWY_INLINE void ForEachVector(D d, size_t n, Body&& body) {
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) body(i, N);
+  if (i < n) body(i, n - i);
+}
+
+// Copies `count` (< Lanes) elements to a full-vector local buffer padded with `pad`.
+template <class T>
+HWY_INLINE void StagePartial(const T* src, size_t count, T* buf, size_t lanes, T pad) {
+  for (size_t j = 0; j < lanes; ++j) buf[j] = pad;
+  std::memcpy(buf, src, count * sizeof(T));
+}
+
+template <class T>
+HWY_INLINE T PadValue(float v);
+template <>
+HWY_INLINE float PadValue<float>(float v) {
+  return v;
+}
+template <>
+HWY_INLINE hwy::bfloat16_t PadValue<hwy::bfloat16_t>(float v) {
+  hwy::bfloat16_t r;
+  r.bits = FloatToBf16(v);
+  return r;
+}
+template <>
+HWY_INLINE hwy::float16_t PadValue<hwy::float16_t>(float v) {
+  hwy::float16_t r;
+  const uint16_t h = FloatToFp16(v);
+  std::memcpy(&r, &h, 2);
+  return r;
+}
+
+// Loads Lanes elements at p[i..] as f32, or `count` (< Lanes) elements padded with `pad`.
+template <class D, class T>
+HWY_INLINE hn::Vec<D> LoadPartialF32(D d, const T* p, size_t count, float pad) {
+  if (hn::MaxLanes(d) == 1 || count == hn::Lanes(d)) return LoadF32(d, p);
+  HWY_ALIGN T buf[hn::MaxLanes(D())];
+  StagePartial(p, count, buf, hn::Lanes(d), PadValue<T>(pad));
+  return LoadF32(d, buf);
+}
+
+// Stores Lanes (or count < Lanes) f32 values converted to T.
+template <class D, class T>
+HWY_INLINE void StorePartialF32(D d, hn::Vec<D> v, T* p, size_t count) {
+  if (hn::MaxLanes(d) == 1 || count == hn::Lanes(d)) return StoreF32(d, v, p);
+  HWY_ALIGN T buf[hn::MaxLanes(D())];
+  StoreF32(d, v, buf);
+  std::memcpy(p, buf, count * sizeof(T));
+}
+
+// Deterministic sum of f(x) over n elements: f32 vector partials over fixed blocks of
+// kSumBlock elements, blocks combined in order in double. The error is bounded by the block,
+// not by n.
+constexpr size_t kSumBlock = 512;
+
+template <class T, class F>
+HWY_INLINE double BlockedSum(const T* x, size_t n, float pad, F&& f) {
+  const DF d;
+  double total = 0.0;
+  for (size_t b = 0; b < n; b += kSumBlock) {
+    const size_t len = n - b < kSumBlock ? n - b : kSumBlock;
+    VF a0 = hn::Zero(d), a1 = hn::Zero(d);
+    const T* p = x + b;
+    const size_t N = hn::Lanes(d);
+    size_t i = 0;
+    for (; i + 2 * N <= len; i += 2 * N) {
+      a0 = hn::Add(a0, f(LoadF32(d, p + i)));
+      a1 = hn::Add(a1, f(LoadF32(d, p + i + N)));
+    }
+    for (; i < len; i += N) {
+      const size_t c = len - i < N ? len - i : N;
+      a0 = hn::Add(a0, f(LoadPartialF32(d, p + i, c, pad)));
+    }
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1))));
+  }
+  return total;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace aclnn_cpu
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard

@@ -1,0 +1,82 @@
+#include "simd/dispatch.h"
+
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/dispatch.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace aclnn_cpu {
+namespace HWY_NAMESPACE {
+int64_t CompiledTarget() { return HWY_TARGET; }
+}  // namespace HWY_NAMESPACE
+}  // namespace aclnn_cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace aclnn_cpu {
+HWY_EXPORT(CompiledTarget);
+
+namespace {
+
+std::mutex g_mu;
+bool g_initialized = false;
+
+int64_t CappedTargets() {
+  int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
+  const char* cap = std::getenv("ACLNN_CPU_MAX_TARGET");
+  if (cap == nullptr || *cap == '\0') return targets;
+  std::string want(cap);
+  for (char& c : want) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
+    if ((HWY_TARGETS & bit) && want == hwy::TargetName(bit)) {
+      // Better targets have smaller bits: keep `bit` and everything worse.
+      int64_t capped = targets & ~(bit - 1);
+      return capped != 0 ? capped : targets;
+    }
+  }
+  return targets;  // unknown name: no cap (documented)
+}
+
+void UpdateLocked(int64_t forced) {
+  int64_t mask = forced != 0 ? forced : CappedTargets();
+  hwy::GetChosenTarget().Update(mask);
+  g_initialized = true;
+}
+
+}  // namespace
+
+void InitDispatch() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (!g_initialized) UpdateLocked(0);
+}
+
+const char* CurrentTargetName() {
+  InitDispatch();
+  return hwy::TargetName(ACLNN_DYNAMIC_POINTER(CompiledTarget)());
+}
+
+const char* TargetName(int64_t target) { return hwy::TargetName(target); }
+
+std::vector<int64_t> SupportedCompiledTargets() {
+  std::vector<int64_t> out;
+  const int64_t t = hwy::SupportedTargets() & HWY_TARGETS;
+  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
+    if (t & bit) out.push_back(bit);
+  }
+  return out;
+}
+
+void ForceTarget(int64_t target) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  UpdateLocked(target);
+}
+
+}  // namespace aclnn_cpu
+#endif  // HWY_ONCE

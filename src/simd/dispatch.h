@@ -1,0 +1,29 @@
+// Runtime CPU dispatch: Highway chooses the best compiled target the CPU supports, capped by
+// ACLNN_CPU_MAX_TARGET (e.g. "AVX2", "SSE4", "EMU128"). Plans take their kernel pointers once,
+// at phase 1, through ACLNN_DYNAMIC_POINTER.
+#ifndef ACLNN_CPU_SIMD_DISPATCH_H_
+#define ACLNN_CPU_SIMD_DISPATCH_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace aclnn_cpu {
+
+// Applies the target cap once (idempotent; phase 1 of every operator calls it).
+void InitDispatch();
+// Name of the target kernels run on now ("AVX2", ...).
+const char* CurrentTargetName();
+
+// For tests and benchmarks: every compiled target this CPU supports, best first, and a switch
+// to run on exactly one of them (0 restores the normal choice).
+std::vector<int64_t> SupportedCompiledTargets();
+void ForceTarget(int64_t target);
+const char* TargetName(int64_t target);
+
+}  // namespace aclnn_cpu
+
+// In a Highway multi-target TU (after HWY_EXPORT): the function chosen for the current target.
+#define ACLNN_DYNAMIC_POINTER(FUNC) \
+  (HWY_DISPATCH_TABLE(FUNC)[hwy::GetChosenTarget().GetIndex()])
+
+#endif  // ACLNN_CPU_SIMD_DISPATCH_H_
