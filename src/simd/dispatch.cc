@@ -26,6 +26,16 @@ HWY_EXPORT(CompiledTarget);
 namespace {
 
 std::mutex g_mu;
+
+// The single-bit target values compiled into this library, best (smallest) first.
+std::vector<int64_t> CompiledTargetBits() {
+  std::vector<int64_t> bits;
+  for (int i = 0; i < 63; ++i) {
+    const int64_t bit = int64_t{1} << i;
+    if (HWY_TARGETS & bit) bits.push_back(bit);
+  }
+  return bits;
+}
 bool g_initialized = false;
 
 int64_t CappedTargets() {
@@ -34,8 +44,8 @@ int64_t CappedTargets() {
   if (cap == nullptr || *cap == '\0') return targets;
   std::string want(cap);
   for (char& c : want) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
-    if ((HWY_TARGETS & bit) && want == hwy::TargetName(bit)) {
+  for (int64_t bit : CompiledTargetBits()) {
+    if (want == hwy::TargetName(bit)) {
       // Better targets have smaller bits: keep `bit` and everything worse.
       int64_t capped = targets & ~(bit - 1);
       return capped != 0 ? capped : targets;
@@ -66,9 +76,9 @@ const char* TargetName(int64_t target) { return hwy::TargetName(target); }
 
 std::vector<int64_t> SupportedCompiledTargets() {
   std::vector<int64_t> out;
-  const int64_t t = hwy::SupportedTargets() & HWY_TARGETS;
-  for (int64_t bit = 1; bit != 0 && bit <= HWY_TARGETS; bit <<= 1) {
-    if (t & bit) out.push_back(bit);
+  const int64_t supported = hwy::SupportedTargets();
+  for (int64_t bit : CompiledTargetBits()) {
+    if (supported & bit) out.push_back(bit);
   }
   return out;
 }

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The main job: build the library, install the SDK to ./_install, build the example programs of
+# examples/ against that install exactly as CANN documents (CMake, -std=c++11, SDK path from
+# the environment after `source set_env.sh`), and run them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+jobs=$(nproc)
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DACLNN_CPU_BUILD_TESTS=OFF \
+  -DACLNN_CPU_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build-release -j"$jobs"
+rm -rf _install
+cmake --install build-release --prefix "$PWD/_install" >/dev/null
+echo "== SDK installed to $PWD/_install"
+
+# A fresh shell, as a CANN user has it: only set_env.sh tells where the SDK is.
+env -i PATH="$PATH" HOME="${HOME:-/root}" bash -c '
+  set -euo pipefail
+  source _install/set_env.sh
+  rm -rf build-examples
+  cmake -S examples -B build-examples >/dev/null
+  cmake --build build-examples -j"$(nproc)" >/dev/null
+  for exe in build-examples/bin/*; do
+    echo "== $(basename "$exe")"
+    "$exe"
+  done
+'

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite: configure, build and run CTest in each configuration of
+# ACLNN_CPU_TEST_CONFIGS (default: release asan tsan):
+#   release  - optimized build, every test
+#   asan     - AddressSanitizer + UndefinedBehaviorSanitizer (leaks included)
+#   tsan     - ThreadSanitizer, with clang and LLVM's libomp + Archer so OpenMP is understood
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+jobs=$(nproc)
+configs=${ACLNN_CPU_TEST_CONFIGS:-release asan tsan}
+for cfg in $configs; do
+  start=$(date +%s)
+  dir=build-$cfg
+  case $cfg in
+    release) args=(-DCMAKE_BUILD_TYPE=Release) ; envs=() ;;
+    asan) args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DACLNN_CPU_SANITIZE=address;undefined")
+          envs=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1) ;;
+    tsan) args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DACLNN_CPU_SANITIZE=thread
+                -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+          # The default stream's worker (and the OpenMP pool it starts) lives until exit by
+          # design, so thread "leaks" at exit are not reported.
+          envs=(OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
+                "TSAN_OPTIONS=halt_on_error=1 ignore_noninstrumented_modules=1 report_thread_leaks=0") ;;
+    *) echo "unknown configuration $cfg" >&2; exit 2 ;;
+  esac
+  echo "== [$cfg] configure and build"
+  cmake -S . -B "$dir" "${args[@]}" -DACLNN_CPU_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build "$dir" -j"$jobs"
+  echo "== [$cfg] ctest"
+  env "${envs[@]}" ctest --test-dir "$dir" --output-on-failure -j"$jobs"
+  echo "== [$cfg] done in $(( $(date +%s) - start )) s"
+done

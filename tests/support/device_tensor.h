@@ -1,0 +1,82 @@
+// Test tensors in aclrtMalloc memory with any layout, filled through the test's own encoders
+// (reference.h), with canary bytes everywhere outside the view.
+#ifndef ACLNN_CPU_TESTS_SUPPORT_DEVICE_TENSOR_H_
+#define ACLNN_CPU_TESTS_SUPPORT_DEVICE_TENSOR_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/acl_meta.h"
+
+namespace testing_support {
+
+enum class Layout { kContiguous, kTransposed, kOffset, kPadded };
+const char* LayoutName(Layout l);
+constexpr Layout kAllLayouts[] = {Layout::kContiguous, Layout::kTransposed, Layout::kOffset,
+                                  Layout::kPadded};
+
+int64_t DtypeBytes(aclDataType t);
+
+// Owns an aclrtMalloc block and an aclTensor viewing it.
+class DeviceTensor {
+ public:
+  static constexpr unsigned char kCanary = 0xA5;
+  DeviceTensor(aclDataType dtype, std::vector<int64_t> shape, Layout layout = Layout::kContiguous);
+  ~DeviceTensor();
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+
+  aclTensor* get() const { return tensor_; }
+  aclDataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t numel() const;
+  void* data() const { return data_; }
+
+  // Values in logical row-major order, rounded to the dtype by the reference's rounding.
+  void Set(const std::vector<double>& values);
+  std::vector<double> Get() const;
+  // Values representable in the dtype (what Set stores), for feeding the reference.
+  std::vector<double> Rounded(const std::vector<double>& values) const;
+  // True when every storage byte outside the view still holds the canary.
+  bool CanariesOutsideViewIntact() const;
+  // True when every byte of the storage holds the canary (nothing was written).
+  bool Untouched() const;
+  // Rewrites the whole storage with canaries.
+  void FillCanaries();
+
+ private:
+  int64_t ElementOffset(int64_t logical) const;
+
+  aclDataType dtype_;
+  std::vector<int64_t> shape_, strides_;
+  int64_t offset_ = 0;
+  int64_t storage_elems_ = 0;
+  void* data_ = nullptr;
+  aclTensor* tensor_ = nullptr;
+};
+
+std::vector<double> Uniform(std::mt19937_64& rng, int64_t n, double lo, double hi);
+std::vector<double> Normal(std::mt19937_64& rng, int64_t n, double mean, double stddev);
+
+// Runs `body` once per Highway target this CPU supports (ForceTarget), restoring the default
+// afterwards; SCOPED_TRACE names the target.
+template <typename F>
+void ForEachTarget(F&& body);
+std::vector<std::pair<int64_t, std::string>> Targets();
+void UseTarget(int64_t target);
+
+template <typename F>
+void ForEachTarget(F&& body) {
+  for (const auto& t : Targets()) {
+    UseTarget(t.first);
+    body(t.second);
+  }
+  UseTarget(0);
+}
+
+}  // namespace testing_support
+
+#endif  // ACLNN_CPU_TESTS_SUPPORT_DEVICE_TENSOR_H_
