@@ -35,6 +35,10 @@ inline double Tolerance(aclDataType t, aclDataType out, double refv, double boun
 
 struct ErrorStats {
   double max_ulp = 0.0;  // in ulps of the output dtype at the rounded reference
+  // The same over well-conditioned elements: those whose f32 error bound is at most a quarter
+  // ulp of the output (cancellation can make f32 arithmetic miss by more elsewhere).
+  double max_ulp_conditioned = 0.0;
+  double max_tolerance_used = 0.0;  // max of error / tolerance
   int64_t nonzero = 0;
   int64_t count = 0;
 };
@@ -62,7 +66,12 @@ inline ::testing::AssertionResult CheckClose(const std::vector<double>& got,
     }
     const double err = std::fabs(got[i] - refv[i]);
     const double tol = Tolerance(t, out, refv[i], bound[i]);
-    st.max_ulp = std::max(st.max_ulp, std::fabs(got[i] - r) / ref::Ulp(out, r));
+    if (tol > 0.0) st.max_tolerance_used = std::max(st.max_tolerance_used, err / tol);
+    const double ulps = std::fabs(got[i] - r) / ref::Ulp(out, r);
+    st.max_ulp = std::max(st.max_ulp, ulps);
+    if (bound[i] <= 0.25 * ref::Ulp(out, r)) {
+      st.max_ulp_conditioned = std::max(st.max_ulp_conditioned, ulps);
+    }
     if (!(err <= tol)) {
       return ::testing::AssertionFailure()
              << "element " << i << ": got " << got[i] << ", reference " << refv[i]

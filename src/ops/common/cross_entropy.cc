@@ -1,0 +1,109 @@
+#include "ops/common/cross_entropy.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "acl/acl_base.h"
+#include "aclnn/aclnn_base.h"
+#include "core/dtype.h"
+
+namespace aclnn_cpu {
+namespace ce {
+
+const char* ReductionName(Reduction r) {
+  switch (r) {
+    case Reduction::kNone: return "none";
+    case Reduction::kMean: return "mean";
+    case Reduction::kSum: return "sum";
+  }
+  return "?";
+}
+
+Status ParseReduction(const char* op, const char* s, Reduction* r) {
+  if (s == nullptr || std::strcmp(s, "mean") == 0) {
+    *r = Reduction::kMean;
+  } else if (std::strcmp(s, "none") == 0) {
+    *r = Reduction::kNone;
+  } else if (std::strcmp(s, "sum") == 0) {
+    *r = Reduction::kSum;
+  } else {
+    return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                     "%s: reductionOptional \"%.40s\" is not one of \"none\", \"mean\", \"sum\".",
+                     op, s);
+  }
+  return OkStatus();
+}
+
+Status CheckAttributes(const char* op, double ls, double z) {
+  if (!(ls >= 0.0 && ls <= 1.0)) {
+    return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                     "%s: labelSmoothing %g is outside [0, 1].", op, ls);
+  }
+  if (!std::isfinite(z)) {
+    return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                     "%s: lseSquareScaleForZloss %g is not finite.", op, z);
+  }
+  return OkStatus();
+}
+
+Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r,
+                      int64_t n) {
+  const int rank = Rank(t);
+  if (r == Reduction::kNone) {
+    if (rank == 1 && t->shape[0] == n) return OkStatus();
+    return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                     "%s: %s has shape %s but must be (N,) = [%lld] for reduction \"none\".", op,
+                     name, ShapeString(t).c_str(), static_cast<long long>(n));
+  }
+  if (rank == 0 || (rank == 1 && t->shape[0] == 1)) return OkStatus();
+  return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                   "%s: %s has shape %s but must be 0-d or [1] for reduction \"%s\".", op, name,
+                   ShapeString(t).c_str(), ReductionName(r));
+}
+
+Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight,
+                   int64_t n, int64_t c, int64_t ignore_index, Reduction r, float* w_contig,
+                   RowTarget* rows, TargetScan* scan) {
+  const int64_t tstride = target.rank == 1 ? target.strides[0] : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
+    if (t == ignore_index) continue;
+    if (t < 0 || t >= c) {
+      return MakeError(ACL_ERROR_INVALID_PARAM,
+                       "%s: target[%lld] = %lld is neither ignoreIndex (%lld) nor a class in "
+                       "[0, %lld); nothing was written.",
+                       op, static_cast<long long>(i), static_cast<long long>(t),
+                       static_cast<long long>(ignore_index), static_cast<long long>(c));
+    }
+  }
+  double w_sum = 0.0;
+  if (weight != nullptr) {
+    const int64_t ws = weight->strides[0];
+    const float* w = reinterpret_cast<const float*>(weight->data);
+    for (int64_t j = 0; j < c; ++j) {
+      w_contig[j] = w[j * ws];
+      w_sum += w_contig[j];
+    }
+  } else {
+    w_sum = static_cast<double>(c);
+  }
+  double d = 0.0, m = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
+    if (t == ignore_index) {
+      rows[i] = RowTarget{-1, 0.0};
+      continue;
+    }
+    const double wt = weight != nullptr ? static_cast<double>(w_contig[t]) : 1.0;
+    rows[i] = RowTarget{t, wt};
+    d += wt;
+    m += 1.0;
+  }
+  scan->w_sum = w_sum;
+  scan->d = r == Reduction::kMean ? d : 1.0;
+  scan->m = r == Reduction::kMean ? m : 1.0;
+  return OkStatus();
+}
+
+}  // namespace ce
+}  // namespace aclnn_cpu

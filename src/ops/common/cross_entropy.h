@@ -1,0 +1,48 @@
+// Pieces shared by aclnnCrossEntropyLoss and aclnnCrossEntropyLossGrad: reduction parsing,
+// attribute and shape rules, and the run-time target scan.
+#ifndef ACLNN_CPU_OPS_COMMON_CROSS_ENTROPY_H_
+#define ACLNN_CPU_OPS_COMMON_CROSS_ENTROPY_H_
+
+#include <cstdint>
+
+#include "core/status.h"
+#include "tensor/tensor.h"
+
+namespace aclnn_cpu {
+namespace ce {
+
+enum class Reduction { kNone, kMean, kSum };
+const char* ReductionName(Reduction r);
+
+// null means "mean"; anything but "none", "mean", "sum" is rejected (561002).
+Status ParseReduction(const char* op, const char* s, Reduction* r);
+// labelSmoothing in [0, 1] (not NaN) and a finite z-loss scale (561002).
+Status CheckAttributes(const char* op, double label_smoothing, double zloss_scale);
+// For a per-row (none) or scalar (mean/sum) tensor: (N,) or, for mean/sum, 0-d or (1,).
+Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r,
+                      int64_t n);
+
+// One row's target after the scan.
+struct RowTarget {
+  int64_t t;   // the target class, or -1 for an ignored row
+  double w;    // weight of the target class (0 for an ignored row)
+};
+
+struct TargetScan {
+  double d = 1.0;      // mean: sum of m_i * w_{t_i}; otherwise 1
+  double m = 1.0;      // mean: number of rows not ignored; otherwise 1
+  double w_sum = 0.0;  // sum of all class weights (C without weight)
+};
+
+// Reads the N targets (INT64 or INT32, any stride), checks each is ignore_index or in [0, C),
+// and fills rows[0..N) and the sums in a fixed order. weight (FLOAT, nullable) is copied to
+// w_contig[0..C) when non-null. On a bad target returns ACL_ERROR_INVALID_PARAM naming the
+// first bad row and value; nothing has been written to any output then.
+Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight,
+                   int64_t n, int64_t c, int64_t ignore_index, Reduction r, float* w_contig,
+                   RowTarget* rows, TargetScan* scan);
+
+}  // namespace ce
+}  // namespace aclnn_cpu
+
+#endif  // ACLNN_CPU_OPS_COMMON_CROSS_ENTROPY_H_

@@ -1,0 +1,235 @@
+#include "ops/cross_entropy_loss_grad/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype.h"
+#include "core/validate.h"
+#include "core/workspace.h"
+#include "kernels/row_kernels.h"
+#include "ops/common/strided.h"
+#include "runtime/parallel.h"
+#include "simd/dispatch.h"
+
+namespace aclnn_cpu {
+namespace ce_grad {
+
+Status Validate(const Args& a, bool* empty) {
+  *empty = false;
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "gradLoss", a.grad_loss));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "logProb", a.log_prob));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "out", a.out));
+
+  constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
+  ACLNN_RETURN_IF_ERROR(
+      CheckDtype(kOp, "logProb", a.log_prob, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradLoss", a.grad_loss, "logProb", a.log_prob, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "out", a.out, "logProb", a.log_prob, kDtype));
+  if (a.grad_zloss != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckSameDtype(kOp, "gradZlossOptional", a.grad_zloss, "logProb", a.log_prob, kDtype));
+  }
+  if (a.lse != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckSameDtype(kOp, "lseForZlossOptional", a.lse, "logProb", a.log_prob, kDtype));
+  }
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "target", a.target, {ACL_INT64, ACL_INT32}, kDtype));
+  if (a.weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "weightOptional", a.weight, {ACL_FLOAT}, kDtype));
+  }
+
+  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
+  ce::Reduction r;
+  ACLNN_RETURN_IF_ERROR(ce::ParseReduction(kOp, a.reduction, &r));
+  ACLNN_RETURN_IF_ERROR(ce::CheckAttributes(kOp, a.label_smoothing, a.zloss_scale));
+  if (Rank(a.log_prob) != 2) {
+    return MakeError(kTiling, "%s: logProb has shape %s but must be 2-d (N, C).", kOp,
+                     ShapeString(a.log_prob).c_str());
+  }
+  const int64_t n = a.log_prob->shape[0], c = a.log_prob->shape[1];
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "target", a.target, {n}, "(N,)", kTiling));
+  if (a.weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "weightOptional", a.weight, {c}, "(C,)", kTiling));
+  }
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradLoss", a.grad_loss, r, n));
+  if (a.grad_zloss != nullptr) {
+    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", a.grad_zloss, r, n));
+  }
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "out", a.out, {n, c}, "(N, C)", kTiling));
+  if (a.zloss_scale != 0.0) {
+    if (a.lse == nullptr) {
+      return MakeError(kTiling,
+                       "%s: lseForZlossOptional is null but lseSquareScaleForZloss is %g; the "
+                       "z-loss term needs it.",
+                       kOp, a.zloss_scale);
+    }
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseForZlossOptional", a.lse, {n}, "(N,)", kTiling));
+  }
+  if (n == 0 || c == 0) {
+    *empty = true;
+    return OkStatus();
+  }
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradLoss", a.grad_loss));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "logProb", a.log_prob));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "target", a.target));
+  if (a.weight) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "weightOptional", a.weight));
+  if (a.grad_zloss) {
+    ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradZlossOptional", a.grad_zloss));
+  }
+  if (a.lse) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOptional", a.lse));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
+  return OkStatus();
+}
+
+namespace {
+
+// Per-row coefficients of out[i][j] = p_ij * A_i - B_i * w_j - [j == t_i] * a_i
+// (A_i = a_i + s_i W + zc_i, B_i = s_i), computed in double.
+struct RowCoef {
+  double a, s, big_a;
+  int64_t t;  // -1: ignored
+  bool zero;  // ignored with finite coefficients: the row is exactly 0
+};
+
+double ScalarAt(const TensorDesc& d, int64_t i) {
+  const int64_t stride = d.rank == 1 ? d.strides[0] : 0;
+  return LoadAsDouble(d.dtype, d.data, i * stride);
+}
+
+class CeGradPlan final : public Plan {
+ public:
+  explicit CeGradPlan(const Args& a) {
+    ce::ParseReduction(kOp, a.reduction, &reduction_);
+    lp_ = DescribeTensor(a.log_prob);
+    out_ = DescribeTensor(a.out);
+    target_ = DescribeTensor(a.target);
+    grad_ = DescribeTensor(a.grad_loss);
+    has_weight_ = a.weight != nullptr;
+    if (has_weight_) weight_ = DescribeTensor(a.weight);
+    has_gz_ = a.grad_zloss != nullptr;
+    if (has_gz_) gz_ = DescribeTensor(a.grad_zloss);
+    z_ = a.zloss_scale;
+    if (z_ != 0.0) lse_ = DescribeTensor(a.lse);
+    ignore_ = a.ignore_index;
+    ls_ = a.label_smoothing;
+    n_ = lp_.shape[0];
+    c_ = lp_.shape[1];
+    dtype_ = lp_.dtype;
+    contiguous_ = (c_ == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
+    kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
+    threads_ = NumThreads();
+    rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n_));
+    coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(n_));
+    if (has_weight_) weights_ = booker_.Book<float>(static_cast<uint64_t>(c_));
+    if (!contiguous_) {
+      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(c_));
+    }
+    target_name_ = CurrentTargetName();
+  }
+
+  uint64_t workspace_bytes() const override { return booker_.total(); }
+  uint64_t work_bytes() const override {
+    return static_cast<uint64_t>(n_ * c_ * 2 * DtypeSize(dtype_));
+  }
+
+  std::string Describe() const override {
+    return StrFormat("N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g, path %s, "
+                     "kernel ce_grad_%s, target %s, up to %d threads",
+                     static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
+                     ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
+                     contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
+                     target_name_, threads_);
+  }
+
+  Status Run(void* workspace) const override {
+    auto* rows = Grant<ce::RowTarget>(workspace, rows_);
+    auto* coef = Grant<RowCoef>(workspace, coef_);
+    float* w = has_weight_ ? Grant<float>(workspace, weights_) : nullptr;
+    ce::TargetScan scan;
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, target_, has_weight_ ? &weight_ : nullptr, n_, c_,
+                                          ignore_, reduction_, w, rows, &scan));
+    const bool none = reduction_ == ce::Reduction::kNone;
+    const double cinv = 1.0 / static_cast<double>(c_);
+    for (int64_t i = 0; i < n_; ++i) {
+      const bool m = rows[i].t >= 0;
+      const double g = ScalarAt(grad_, none ? i : 0);
+      RowCoef& k = coef[i];
+      k.t = rows[i].t;
+      // Every term carries m_i; evaluated in this order so that D == 0 under "mean" gives
+      // inf/NaN exactly as the formula does.
+      k.a = g * (1.0 - ls_) / scan.d * rows[i].w;
+      k.s = g / scan.d * (ls_ * cinv) * (m ? 1.0 : 0.0);
+      double zc = 0.0;
+      if (z_ != 0.0) {
+        const double gz = has_gz_ ? ScalarAt(gz_, none ? i : 0) : 0.0;
+        const double l = m ? ScalarAt(lse_, i) : 0.0;
+        zc = 2.0 * z_ * l * (m ? 1.0 : 0.0) * (g + gz) / scan.m;
+      }
+      k.big_a = k.a + k.s * scan.w_sum + zc;
+      k.zero = !m && std::isfinite(k.a) && std::isfinite(k.s) && std::isfinite(zc);
+    }
+    float* scratch = Grant<float>(workspace, scratch_);
+    const int threads = std::min(threads_, NumThreads());
+    const int64_t min_rows = std::max<int64_t>(1, 32768 / std::max<int64_t>(c_, 1));
+    const int64_t esz = DtypeSize(dtype_);
+    ParallelFor(n_, threads, min_rows, [&](int tid, int64_t b, int64_t e) {
+      float* f = scratch + static_cast<int64_t>(tid) * c_;
+      for (int64_t i = b; i < e; ++i) RunRow(coef[i], i, w, f, esz);
+    });
+    return OkStatus();
+  }
+
+ private:
+  void RunRow(const RowCoef& k, int64_t i, const float* w, float* f, int64_t esz) const {
+    const char* lp = lp_.data + i * lp_.strides[0] * esz;
+    char* o = out_.data + i * out_.strides[0] * esz;
+    const size_t c = static_cast<size_t>(c_);
+    if (k.zero) {
+      if (contiguous_) {
+        std::memset(o, 0, c * static_cast<size_t>(esz));  // +0.0 in every float format
+      } else {
+        for (int64_t j = 0; j < c_; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
+      }
+      return;
+    }
+    const float big_a = static_cast<float>(k.big_a), b = static_cast<float>(k.s);
+    // The true class (p * A - s * w_t - a) is recomputed in double: p is close to 1 exactly
+    // there, where f32 cancellation would lose the most.
+    double fix = 0.0;
+    if (k.t >= 0) {
+      const double p = std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]));
+      const double wt = w != nullptr ? static_cast<double>(w[k.t]) : 1.0;
+      fix = p * k.big_a - k.s * wt - k.a;
+    }
+    if (contiguous_) {
+      kernels_.ce_grad(lp, o, c, big_a, b, w);
+      if (k.t >= 0) StoreFromDouble(dtype_, o, k.t, fix);
+    } else {
+      GatherF32(dtype_, dtype_, lp, lp_.strides[1], c_, f);
+      kernels_.ce_grad(f, f, c, big_a, b, w);
+      if (k.t >= 0) f[k.t] = static_cast<float>(fix);
+      ScatterF32(dtype_, dtype_, f, o, out_.strides[1], c_);
+    }
+  }
+
+  ce::Reduction reduction_ = ce::Reduction::kMean;
+  TensorDesc lp_, out_, target_, grad_, weight_, gz_, lse_;
+  bool has_weight_ = false, has_gz_ = false, contiguous_ = false;
+  double z_ = 0.0, ls_ = 0.0;
+  int64_t ignore_ = 0, n_ = 0, c_ = 0;
+  aclDataType dtype_ = ACL_FLOAT;
+  RowKernels kernels_;
+  int threads_ = 1;
+  WorkspaceBooker booker_;
+  WorkspaceBooking rows_, coef_, weights_, scratch_;
+  const char* target_name_ = "";
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> MakePlan(const Args& a) { return std::make_unique<CeGradPlan>(a); }
+
+}  // namespace ce_grad
+}  // namespace aclnn_cpu
