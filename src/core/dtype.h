@@ -66,9 +66,14 @@ inline uint16_t FloatToBf16(float f) {
 float Fp16ToFloat(uint16_t h);
 uint16_t FloatToFp16(float f);
 
+// double -> float rounding to odd: inexact results get an odd last bit. Rounding that float to
+// a format at least two bits narrower (FLOAT16, BF16) then equals rounding the double directly
+// (no double-rounding error).
+float DoubleToFloatRoundToOdd(double v);
+
 // Reads element `i` (in elements from p) of a floating tensor as double.
 double LoadAsDouble(aclDataType t, const void* p, int64_t i);
-// Rounds `v` to dtype `t` (round to nearest even) and stores it at element `i`.
+// Rounds `v` once to dtype `t` (round to nearest even) and stores it at element `i`.
 void StoreFromDouble(aclDataType t, void* p, int64_t i, double v);
 // Reads an integer element (INT32/INT64) as int64.
 int64_t LoadAsInt64(aclDataType t, const void* p, int64_t i);

@@ -40,10 +40,24 @@ float MaxT(const T* x, size_t n) {
 }
 
 template <class T>
-double SumExpT(const T* x, size_t n, float m) {
+double SumExpT(const T* x, size_t n, float m, double* k) {
   const DF d;
-  const VF vm = hn::Set(d, m);
-  return BlockedSum(x, n, -HUGE_VALF, [&](VF v) { return ExpF(d, hn::Sub(v, vm)); });
+  const VF vm = hn::Set(d, m), one = hn::Set(d, 1.0f);
+  double total = 0.0, count = 0.0;
+  for (size_t b = 0; b < n; b += kSumBlock) {
+    const size_t len = n - b < kSumBlock ? n - b : kSumBlock;
+    VF acc = hn::Zero(d), cnt = hn::Zero(d);
+    ForEachVector(d, len, [&](size_t i, size_t c) {
+      const VF v = LoadPartialF32(d, x + b + i, c, -HUGE_VALF);  // pad: exp(-inf) = 0
+      const auto at_max = hn::And(hn::Eq(v, vm), hn::IsFinite(v));
+      acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF(d, hn::Sub(v, vm))));
+      cnt = hn::Add(cnt, hn::IfThenElseZero(at_max, one));
+    });
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
+    count += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, cnt)));
+  }
+  *k = count;
+  return total;
 }
 
 template <class T>
@@ -68,15 +82,19 @@ void CeGradT(const T* lp, T* out, size_t n, float a, float b, const float* w) {
 }
 
 template <class T>
-double DotT(const T* x, const float* w, size_t n) {
+double DotT(const T* x, const float* w, size_t n, float m) {
   const DF d;
+  const VF vm = hn::Set(d, m);
   double total = 0.0;
   for (size_t b = 0; b < n; b += kSumBlock) {
     const size_t len = n - b < kSumBlock ? n - b : kSumBlock;
     VF acc = hn::Zero(d);
     ForEachVector(d, len, [&](size_t i, size_t c) {
-      acc = hn::MulAdd(LoadPartialF32(d, x + b + i, c, 0.0f),
-                       LoadPartialF32(d, w + b + i, c, 0.0f), acc);
+      // Padding lanes of a partial vector contribute exactly 0.
+      const VF xs = hn::IfThenElseZero(hn::FirstN(d, c),
+                                       hn::Sub(LoadPartialF32(d, x + b + i, c, 0.0f), vm));
+      const VF wj = w != nullptr ? LoadPartialF32(d, w + b + i, c, 0.0f) : hn::Set(d, 1.0f);
+      acc = hn::MulAdd(xs, wj, acc);
     });
     total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
   }
@@ -91,8 +109,8 @@ double DotT(const T* x, const float* w, size_t n) {
             n);                                                                            \
   }                                                                                        \
   float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }     \
-  double SumExp_##S(const void* x, size_t n, float m) {                                    \
-    return SumExpT(static_cast<const T*>(x), n, m);                                        \
+  double SumExp_##S(const void* x, size_t n, float m, double* k) {                         \
+    return SumExpT(static_cast<const T*>(x), n, m, k);                                     \
   }                                                                                        \
   void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n) {                  \
     LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n);                      \
@@ -100,8 +118,8 @@ double DotT(const T* x, const float* w, size_t n) {
   void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w) { \
     CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, a, b, w);                  \
   }                                                                                        \
-  double Dot_##S(const void* x, const float* w, size_t n) {                                \
-    return DotT(static_cast<const T*>(x), w, n);                                           \
+  double Dot_##S(const void* x, const float* w, size_t n, float m) {                       \
+    return DotT(static_cast<const T*>(x), w, n, m);                                        \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
@@ -125,6 +143,10 @@ namespace aclnn_cpu {
   HWY_EXPORT(Dot_##S);
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
+
+double LogSumExpShifted(double rest, double count_at_max) {
+  return std::log(count_at_max) + std::log1p(rest / count_at_max);
+}
 
 RowKernels GetRowKernels(aclDataType t) {
   InitDispatch();

@@ -9,10 +9,14 @@
 //                          in order in double (error bound independent of n).
 //   lsm_bwd(g,y,s,out,n) : out = g - exp(y) * s. out may alias g.
 //   max(x, n)            = max of x (-inf for n == 0).
-//   sum_exp(x, n, m)     = sum of exp(x - m), blocked like sum.
+//   sum_exp(x, n, m, k)  = sum of exp(x - m) over the elements that are not equal to a finite m,
+//                          blocked like sum; *k = the number of elements equal to a finite m
+//                          (each contributes exactly 1). Keeping the 1s apart keeps log(k + R)
+//                          = log(k) + log1p(R / k) accurate when R is tiny (confident rows).
 //   lsm_fwd(x,m,l,out,n) : out = (x - m) - l. out may alias x.
 //   ce_grad(lp,out,n,a,b,w): out = exp(lp) * a - b * w[j] (w == nullptr: w[j] = 1).
-//   dot(x, w, n)         = sum of x * w[j], blocked like sum.
+//   dot(x, w, n, m)      = sum of (x - m) * w[j] (w == nullptr: w[j] = 1), blocked like sum;
+//                          the shift keeps the error relative to x - m, not to x.
 // exp is 1 ulp (Highway) with IEEE edges: +inf above ln(FLT_MAX), NaN propagates.
 #ifndef ACLNN_CPU_KERNELS_ROW_KERNELS_H_
 #define ACLNN_CPU_KERNELS_ROW_KERNELS_H_
@@ -28,15 +32,18 @@ struct RowKernels {
   double (*sum)(const void* x, size_t n) = nullptr;
   void (*lsm_bwd)(const void* g, const void* y, float s, void* out, size_t n) = nullptr;
   float (*max)(const void* x, size_t n) = nullptr;
-  double (*sum_exp)(const void* x, size_t n, float m) = nullptr;
+  double (*sum_exp)(const void* x, size_t n, float m, double* k) = nullptr;
   void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n) = nullptr;
   void (*ce_grad)(const void* lp, void* out, size_t n, float a, float b, const float* w) =
       nullptr;
-  double (*dot)(const void* x, const float* w, size_t n) = nullptr;
+  double (*dot)(const void* x, const float* w, size_t n, float m) = nullptr;
 };
 
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16 or BF16) on the current target.
 RowKernels GetRowKernels(aclDataType t);
+
+// log(sum of exp(x - m)) of a row from sum_exp's two parts, in double.
+double LogSumExpShifted(double rest, double count_at_max);
 
 }  // namespace aclnn_cpu
 

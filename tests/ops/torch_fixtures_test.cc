@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
+#include "aclnnop/aclnn_logsoftmax.h"
 #include "aclnnop/aclnn_logsoftmax_backward.h"
 #include "check.h"
 #include "device_tensor.h"
@@ -132,6 +134,95 @@ TEST(TorchFixtures, LogSoftmaxBackwardMatchesAutograd) {
       bound[i] = kEps32 * ((6.0 + std::fabs(yv[i])) * terms[i] + 300.0 * sum_terms[i]);
     }
     EXPECT_TRUE(CheckClose(out.Get(), f.arrays.at("grad_x"), bound, ACL_FLOAT, ACL_FLOAT));
+  }
+  EXPECT_GE(files, 5);
+}
+
+TEST(TorchFixtures, CrossEntropyLossMatchesTorch) {
+  int files = 0;
+  for (int k = 0; k < 100; ++k) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "ce_%02d.bin", k);
+    const Fixture f = LoadFixture(FixturePath(name));
+    if (f.header.empty()) break;
+    ++files;
+    SCOPED_TRACE(std::string(name) + " (torch " + f.Get("torch") + ")");
+    const int64_t n = f.Int("n"), c = f.Int("c");
+    const std::string reduction = f.Get("reduction");
+    const std::vector<int64_t> scalar =
+        reduction == "none" ? std::vector<int64_t>{n} : std::vector<int64_t>{};
+    DeviceTensor x(ACL_FLOAT, {n, c}), target(ACL_INT64, {n}), loss(ACL_FLOAT, scalar),
+        lp(ACL_FLOAT, {n, c}), zl(ACL_FLOAT, scalar), lse(ACL_FLOAT, {n});
+    const std::vector<double> xv = x.Rounded(f.arrays.at("x"));
+    x.Set(xv);
+    target.Set(f.arrays.at("target"));
+    std::unique_ptr<DeviceTensor> weight;
+    if (f.Int("weight")) {
+      weight = std::make_unique<DeviceTensor>(ACL_FLOAT, std::vector<int64_t>{c});
+      weight->Set(f.arrays.at("weight"));
+    }
+    const double z = f.Num("zloss_scale");
+    const OpResult r = RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCrossEntropyLossGetWorkspaceSize(
+              x.get(), target.get(), weight ? weight->get() : nullptr,
+              const_cast<char*>(reduction.c_str()), f.Int("ignore_index"),
+              f.Num("label_smoothing"), z, true, loss.get(), lp.get(), zl.get(), lse.get(), ws,
+              ex);
+        },
+        aclnnCrossEntropyLoss);
+    ASSERT_EQ(r.status, 0) << r.message;
+    // The inputs were rounded to f32 (relative 2^-24 on each logit), then computed in f32:
+    // a relative bound of 2^-24 * (C + 300) on these small problems' outputs.
+    auto rel_bound = [&](const std::vector<double>& v) {
+      std::vector<double> b(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        b[i] = kEps32 * (300.0 + static_cast<double>(c)) * (std::fabs(v[i]) + 1.0);
+      }
+      return b;
+    };
+    const auto& tl = f.arrays.at("loss");
+    const auto& tz = f.arrays.at("zloss");
+    const auto& tlp = f.arrays.at("log_prob");
+    EXPECT_TRUE(CheckClose(loss.Get(), tl, rel_bound(tl), ACL_FLOAT, ACL_FLOAT)) << "loss";
+    EXPECT_TRUE(CheckClose(zl.Get(), tz, rel_bound(tz), ACL_FLOAT, ACL_FLOAT)) << "zloss";
+    EXPECT_TRUE(CheckClose(lp.Get(), tlp, rel_bound(tlp), ACL_FLOAT, ACL_FLOAT)) << "logProb";
+    if (z != 0.0) {
+      const auto& tlse = f.arrays.at("lse");
+      EXPECT_TRUE(CheckClose(lse.Get(), tlse, rel_bound(tlse), ACL_FLOAT, ACL_FLOAT)) << "lse";
+    }
+  }
+  EXPECT_GE(files, 12);
+}
+
+TEST(TorchFixtures, LogSoftmaxMatchesTorch) {
+  int files = 0;
+  for (int k = 0; k < 100; ++k) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "lsm_%02d.bin", k);
+    const Fixture f = LoadFixture(FixturePath(name));
+    if (f.header.empty()) break;
+    ++files;
+    SCOPED_TRACE(std::string(name) + " (torch " + f.Get("torch") + ")");
+    std::vector<int64_t> shape;
+    const std::string s = f.Get("shape");
+    for (size_t p = 0; p < s.size();) {
+      const size_t q = s.find('x', p);
+      shape.push_back(std::stoll(s.substr(p, q - p)));
+      p = q == std::string::npos ? s.size() : q + 1;
+    }
+    DeviceTensor x(ACL_FLOAT, shape), y(ACL_FLOAT, shape);
+    x.Set(f.arrays.at("x"));
+    const OpResult r = RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnLogSoftmaxGetWorkspaceSize(x.get(), f.Int("dim"), y.get(), ws, ex);
+        },
+        aclnnLogSoftmax);
+    ASSERT_EQ(r.status, 0) << r.message;
+    const auto& ty = f.arrays.at("y");
+    std::vector<double> bound(ty.size());
+    for (size_t i = 0; i < ty.size(); ++i) bound[i] = kEps32 * 300.0 * (std::fabs(ty[i]) + 1.0);
+    EXPECT_TRUE(CheckClose(y.Get(), ty, bound, ACL_FLOAT, ACL_FLOAT));
   }
   EXPECT_GE(files, 5);
 }

@@ -152,8 +152,10 @@ void LogSoftmaxBackwardMagnitudes(const std::vector<double>& g, const std::vecto
   });
 }
 
-std::vector<double> LogSoftmax(const std::vector<double>& x, const Shape& shape, int dim) {
+std::vector<double> LogSoftmax(const std::vector<double>& x, const Shape& shape, int dim,
+                               std::vector<double>* slice_log_sum) {
   std::vector<double> out(x.size());
+  if (slice_log_sum) slice_log_sum->assign(x.size(), 0.0);
   ForEachSlice(shape, dim, [&](int64_t first, int64_t step, int64_t len) {
     double m = -HUGE_VAL;
     for (int64_t k = 0; k < len; ++k) m = std::max(m, x[first + k * step]);
@@ -163,6 +165,7 @@ std::vector<double> LogSoftmax(const std::vector<double>& x, const Shape& shape,
     for (int64_t k = 0; k < len; ++k) {
       const int64_t i = first + k * step;
       out[i] = (x[i] - m) - l;
+      if (slice_log_sum) (*slice_log_sum)[i] = l;
     }
   });
   return out;

@@ -39,8 +39,10 @@ void LogSoftmaxBackwardMagnitudes(const std::vector<double>& g, const std::vecto
                                   const Shape& shape, int dim, std::vector<double>* terms,
                                   std::vector<double>* sum_terms);
 
-// out = x - max - log(sum(exp(x - max))) along dim.
-std::vector<double> LogSoftmax(const std::vector<double>& x, const Shape& shape, int dim);
+// out = x - max - log(sum(exp(x - max))) along dim. slice_log_sum (optional) receives, per
+// element, log(sum(exp(x - max))) of its slice.
+std::vector<double> LogSoftmax(const std::vector<double>& x, const Shape& shape, int dim,
+                               std::vector<double>* slice_log_sum = nullptr);
 
 enum class Reduction { kNone, kMean, kSum };
 

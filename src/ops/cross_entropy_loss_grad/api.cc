@@ -1,7 +1,7 @@
 // C entry points of aclnnCrossEntropyLossGrad.
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 
-#include "core/validate.h"
+#include "ops/common/phase1.h"
 #include "ops/cross_entropy_loss_grad/plan.h"
 
 using namespace aclnn_cpu;
@@ -18,15 +18,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
                            gradZlossOptional,  lseForZlossOptional,         reductionOptional,
                            ignoreIndex,        labelSmoothing,              lseSquareScaleForZloss,
                            out};
-  Status st = CheckNotNull(ce_grad::kOp, "workspaceSize", workspaceSize);
-  if (st.ok()) st = CheckNotNull(ce_grad::kOp, "executor", executor);
-  bool empty = false;
-  if (st.ok()) st = ce_grad::Validate(args, &empty);
-  std::unique_ptr<Plan> plan;
-  if (st.ok()) {
-    plan = empty ? std::make_unique<EmptyPlan>(ce_grad::kOp) : ce_grad::MakePlan(args);
-  }
-  return FinishPhase1(ce_grad::kOp, std::move(st), std::move(plan), workspaceSize, executor);
+  return Phase1(ce_grad::kOp, args, ce_grad::Validate, ce_grad::MakePlan, workspaceSize, executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGrad(void* workspace,

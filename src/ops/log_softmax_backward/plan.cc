@@ -7,6 +7,7 @@
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/strided.h"
+#include "ops/common/slices.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
 #include "tensor/geometry.h"
@@ -64,7 +65,7 @@ class LsmBwdPlan final : public Plan {
     kernels_ = GetRowKernels(direct_ ? in_ : ACL_FLOAT);
     threads_ = NumThreads();
     if (!direct_) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * 3 *
+      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * 2 *
                                      static_cast<uint64_t>(geo_.axis_len));
     }
     numel_ = geo_.axis_len * geo_.num_slices;
@@ -89,30 +90,22 @@ class LsmBwdPlan final : public Plan {
   Status Run(void* workspace) const override {
     float* scratch = Grant<float>(workspace, scratch_);
     const int64_t D = geo_.axis_len;
-    const int threads = std::min(threads_, NumThreads());
-    // At least ~32K elements per thread: smaller work is not worth a fork.
-    const int64_t min_slices = std::max<int64_t>(1, 32768 / std::max<int64_t>(D, 1));
     const int64_t esz_in = DtypeSize(in_), esz_out = DtypeSize(o_.dtype);
-    ParallelFor(geo_.num_slices, threads, min_slices, [&](int tid, int64_t b, int64_t e) {
-      int64_t off[3];
-      float* fg = scratch + static_cast<int64_t>(tid) * 3 * D;
-      float* fy = fg + D;
-      for (int64_t s = b; s < e; ++s) {
-        geo_.SliceOffsets(s, off);
-        const char* g = g_.data + off[0] * esz_in;
-        const char* y = y_.data + off[1] * esz_in;
-        char* o = o_.data + off[2] * esz_out;
-        if (direct_) {
-          const float sum = static_cast<float>(kernels_.sum(g, static_cast<size_t>(D)));
-          kernels_.lsm_bwd(g, y, sum, o, static_cast<size_t>(D));
-        } else {
-          GatherF32(in_, in_, g, geo_.axis_stride[0], D, fg);
-          GatherF32(in_, in_, y, geo_.axis_stride[1], D, fy);
-          const float sum = static_cast<float>(kernels_.sum(fg, static_cast<size_t>(D)));
-          kernels_.lsm_bwd(fg, fy, sum, fg, static_cast<size_t>(D));
-          ScatterF32(in_, o_.dtype, fg, o, geo_.axis_stride[2], D);
-        }
+    const size_t n = static_cast<size_t>(D);
+    ForEachSliceParallel(geo_, std::min(threads_, NumThreads()), [&](int tid, const int64_t* off) {
+      const char* g = g_.data + off[0] * esz_in;
+      const char* y = y_.data + off[1] * esz_in;
+      char* o = o_.data + off[2] * esz_out;
+      if (direct_) {
+        kernels_.lsm_bwd(g, y, static_cast<float>(kernels_.sum(g, n)), o, n);
+        return;
       }
+      float* fg = scratch + static_cast<int64_t>(tid) * 2 * D;
+      float* fy = fg + D;
+      GatherF32(in_, in_, g, geo_.axis_stride[0], D, fg);
+      GatherF32(in_, in_, y, geo_.axis_stride[1], D, fy);
+      kernels_.lsm_bwd(fg, fy, static_cast<float>(kernels_.sum(fg, n)), fg, n);
+      ScatterF32(in_, o_.dtype, fg, o, geo_.axis_stride[2], D);
     });
     return OkStatus();
   }

@@ -1,0 +1,226 @@
+#include "ops/cross_entropy_loss/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/dtype.h"
+#include "core/validate.h"
+#include "core/workspace.h"
+#include "kernels/row_kernels.h"
+#include "ops/common/cross_entropy.h"
+#include "ops/common/strided.h"
+#include "runtime/parallel.h"
+#include "simd/dispatch.h"
+
+namespace aclnn_cpu {
+namespace ce_fwd {
+
+Status Validate(const Args& a, bool* empty) {
+  *empty = false;
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "input", a.input));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lossOut", a.loss_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "logProbOut", a.log_prob_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "zlossOut", a.zloss_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lseForZlossOut", a.lse_out));
+
+  constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
+  ACLNN_RETURN_IF_ERROR(
+      CheckDtype(kOp, "input", a.input, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "lossOut", a.loss_out, "input", a.input, kDtype));
+  ACLNN_RETURN_IF_ERROR(
+      CheckSameDtype(kOp, "logProbOut", a.log_prob_out, "input", a.input, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "zlossOut", a.zloss_out, "input", a.input, kDtype));
+  ACLNN_RETURN_IF_ERROR(
+      CheckSameDtype(kOp, "lseForZlossOut", a.lse_out, "input", a.input, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "target", a.target, {ACL_INT64, ACL_INT32}, kDtype));
+  if (a.weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "weightOptional", a.weight, {ACL_FLOAT}, kDtype));
+  }
+
+  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
+  ce::Reduction r;
+  ACLNN_RETURN_IF_ERROR(ce::ParseReduction(kOp, a.reduction, &r));
+  ACLNN_RETURN_IF_ERROR(ce::CheckAttributes(kOp, a.label_smoothing, a.zloss_scale));
+  if (Rank(a.input) != 2) {
+    return MakeError(kTiling, "%s: input has shape %s but must be 2-d (N, C).", kOp,
+                     ShapeString(a.input).c_str());
+  }
+  const int64_t n = a.input->shape[0], c = a.input->shape[1];
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "target", a.target, {n}, "(N,)", kTiling));
+  if (a.weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "weightOptional", a.weight, {c}, "(C,)", kTiling));
+  }
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "lossOut", a.loss_out, r, n));
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "zlossOut", a.zloss_out, r, n));
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseForZlossOut", a.lse_out, {n}, "(N,)", kTiling));
+  if (c == 0 || (n == 0 && r == ce::Reduction::kNone)) {
+    *empty = true;  // no element of any output exists to be written
+    return OkStatus();
+  }
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "input", a.input));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "target", a.target));
+  if (a.weight) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "weightOptional", a.weight));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lossOut", a.loss_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "logProbOut", a.log_prob_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "zlossOut", a.zloss_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOut", a.lse_out));
+  return OkStatus();
+}
+
+namespace {
+
+// Per-row loss terms, kept in the workspace so that reductions add them in row order.
+struct RowLoss {
+  double nll, smooth, zl;
+};
+
+class CeFwdPlan final : public Plan {
+ public:
+  explicit CeFwdPlan(const Args& a) {
+    ce::ParseReduction(kOp, a.reduction, &reduction_);
+    x_ = DescribeTensor(a.input);
+    lp_ = DescribeTensor(a.log_prob_out);
+    target_ = DescribeTensor(a.target);
+    loss_ = DescribeTensor(a.loss_out);
+    zloss_ = DescribeTensor(a.zloss_out);
+    lse_ = DescribeTensor(a.lse_out);
+    has_weight_ = a.weight != nullptr;
+    if (has_weight_) weight_ = DescribeTensor(a.weight);
+    ignore_ = a.ignore_index;
+    ls_ = a.label_smoothing;
+    z_ = a.zloss_scale;
+    return_zloss_ = a.return_zloss;
+    n_ = x_.shape[0];
+    c_ = x_.shape[1];
+    dtype_ = x_.dtype;
+    contiguous_ = c_ == 1 || (x_.strides[1] == 1 && lp_.strides[1] == 1);
+    kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
+    threads_ = NumThreads();
+    rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n_));
+    terms_ = booker_.Book<RowLoss>(static_cast<uint64_t>(n_));
+    if (has_weight_) weights_ = booker_.Book<float>(static_cast<uint64_t>(c_));
+    if (!contiguous_) {
+      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(c_));
+    }
+    target_name_ = CurrentTargetName();
+  }
+
+  uint64_t workspace_bytes() const override { return booker_.total(); }
+  uint64_t work_bytes() const override {
+    return static_cast<uint64_t>(n_ * c_ * 2 * DtypeSize(dtype_));
+  }
+
+  std::string Describe() const override {
+    return StrFormat("N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s, "
+                     "kernel logsoftmax_%s, target %s, up to %d threads",
+                     static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
+                     ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
+                     return_zloss_ ? " (returned)" : "",
+                     contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
+                     target_name_, threads_);
+  }
+
+  Status Run(void* workspace) const override {
+    auto* rows = Grant<ce::RowTarget>(workspace, rows_);
+    auto* terms = Grant<RowLoss>(workspace, terms_);
+    float* w = has_weight_ ? Grant<float>(workspace, weights_) : nullptr;
+    ce::TargetScan scan;
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, target_, has_weight_ ? &weight_ : nullptr, n_, c_,
+                                          ignore_, reduction_, w, rows, &scan));
+    float* scratch = Grant<float>(workspace, scratch_);
+    const int64_t min_rows = std::max<int64_t>(1, 32768 / std::max<int64_t>(c_, 1));
+    ParallelFor(n_, std::min(threads_, NumThreads()), min_rows,
+                [&](int tid, int64_t b, int64_t e) {
+                  float* f = scratch + static_cast<int64_t>(tid) * c_;
+                  for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
+                });
+    WriteLosses(terms, scan);
+    return OkStatus();
+  }
+
+ private:
+  // logProb and lse of row i, and its loss terms (zero for an ignored row).
+  RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, double w_sum,
+                 float* f) const {
+    const int64_t esz = DtypeSize(dtype_);
+    const char* x = x_.data + i * x_.strides[0] * esz;
+    char* lp = lp_.data + i * lp_.strides[0] * esz;
+    const size_t c = static_cast<size_t>(c_);
+    const void* src = x;
+    if (!contiguous_) {
+      GatherF32(dtype_, dtype_, x, x_.strides[1], c_, f);
+      src = f;
+    }
+    const float m = kernels_.max(src, c);
+    double k;
+    const double rest = kernels_.sum_exp(src, c, m, &k);
+    const double log_s = LogSumExpShifted(rest, k);
+    const double lse = static_cast<double>(m) + log_s;
+    // Loss terms read the input before logProb is written (f may be rewritten in place).
+    RowLoss t{0.0, 0.0, 0.0};
+    if (rt.t >= 0) {
+      const double xt = LoadAsDouble(dtype_, x, rt.t * x_.strides[1]);
+      t.nll = -rt.w * (xt - lse);
+      // sum_c w_c (x_c - lse) = sum_c w_c (x_c - m) - log_s * W: no cancellation of large x.
+      t.smooth = -(kernels_.dot(src, w, c, m) - log_s * w_sum);
+      t.zl = z_ * lse * lse;
+    }
+    kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
+                     c);
+    if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], c_);
+    if (z_ != 0.0) StoreFromDouble(dtype_, lse_.data, i * lse_.strides[0], lse);
+    return t;
+  }
+
+  double Combine(const RowLoss& t) const {
+    return (1.0 - ls_) * t.nll + ls_ / static_cast<double>(c_) * t.smooth + t.zl;
+  }
+
+  void WriteLosses(const RowLoss* terms, const ce::TargetScan& scan) const {
+    if (reduction_ == ce::Reduction::kNone) {
+      for (int64_t i = 0; i < n_; ++i) {
+        StoreFromDouble(dtype_, loss_.data, i * loss_.strides[0], Combine(terms[i]));
+        if (return_zloss_) StoreFromDouble(dtype_, zloss_.data, i * zloss_.strides[0], terms[i].zl);
+      }
+      return;
+    }
+    // Fixed order, in double: the same bits for any thread count.
+    double nll = 0.0, smooth = 0.0, zl = 0.0;
+    for (int64_t i = 0; i < n_; ++i) {
+      nll += terms[i].nll;
+      smooth += terms[i].smooth;
+      zl += terms[i].zl;
+    }
+    double loss, zloss;
+    if (reduction_ == ce::Reduction::kSum) {
+      loss = Combine(RowLoss{nll, smooth, zl});
+      zloss = zl;
+    } else {
+      loss = ((1.0 - ls_) * nll + ls_ / static_cast<double>(c_) * smooth) / scan.d + zl / scan.m;
+      zloss = zl / scan.m;
+    }
+    StoreFromDouble(dtype_, loss_.data, 0, loss);
+    if (return_zloss_) StoreFromDouble(dtype_, zloss_.data, 0, zloss);
+  }
+
+  ce::Reduction reduction_ = ce::Reduction::kMean;
+  TensorDesc x_, lp_, target_, loss_, zloss_, lse_, weight_;
+  bool has_weight_ = false, return_zloss_ = false, contiguous_ = false;
+  int64_t ignore_ = 0, n_ = 0, c_ = 0;
+  double ls_ = 0.0, z_ = 0.0;
+  aclDataType dtype_ = ACL_FLOAT;
+  RowKernels kernels_;
+  int threads_ = 1;
+  WorkspaceBooker booker_;
+  WorkspaceBooking rows_, terms_, weights_, scratch_;
+  const char* target_name_ = "";
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> MakePlan(const Args& a) { return std::make_unique<CeFwdPlan>(a); }
+
+}  // namespace ce_fwd
+}  // namespace aclnn_cpu
