@@ -6,11 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
-cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DACLNN_CPU_BUILD_TESTS=OFF \
+cmake -S . -B build-sdk -DCMAKE_BUILD_TYPE=Release -DACLNN_CPU_BUILD_TESTS=OFF \
   -DACLNN_CPU_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build build-release -j"$jobs"
+cmake --build build-sdk -j"$jobs"
 rm -rf _install
-cmake --install build-release --prefix "$PWD/_install" >/dev/null
+cmake --install build-sdk --prefix "$PWD/_install" >/dev/null
 echo "== SDK installed to $PWD/_install"
 
 # A fresh shell, as a CANN user has it: only set_env.sh tells where the SDK is.

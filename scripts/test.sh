@@ -25,7 +25,8 @@ for cfg in $configs; do
     *) echo "unknown configuration $cfg" >&2; exit 2 ;;
   esac
   echo "== [$cfg] configure and build"
-  cmake -S . -B "$dir" "${args[@]}" -DACLNN_CPU_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake -S . -B "$dir" "${args[@]}" -DACLNN_CPU_BUILD_TESTS=ON -DACLNN_CPU_BUILD_BENCHMARKS=OFF \
+    >/dev/null
   cmake --build "$dir" -j"$jobs"
   echo "== [$cfg] ctest"
   env "${envs[@]}" ctest --test-dir "$dir" --output-on-failure -j"$jobs"

@@ -19,13 +19,13 @@ double SumT(const T* x, size_t n) {
 }
 
 template <class T>
-void LsmBwdT(const T* g, const T* y, float s, T* out, size_t n) {
+void LsmBwdT(const T* g, const T* y, float s, T* out, size_t n, bool stream) {
   const DF d;
   const VF vs = hn::Set(d, s);
-  ForEachVector(d, n, [&](size_t i, size_t c) {
+  ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
     const VF vg = LoadPartialF32(d, g + i, c, 0.0f);
     const VF vy = LoadPartialF32(d, y + i, c, 0.0f);
-    StorePartialF32(d, hn::NegMulAdd(ExpF(d, vy), vs, vg), out + i, c);
+    return hn::NegMulAdd(ExpF(d, vy), vs, vg);
   });
 }
 
@@ -71,13 +71,13 @@ void LsmFwdT(const T* x, float m, float l, T* out, size_t n) {
 }
 
 template <class T>
-void CeGradT(const T* lp, T* out, size_t n, float a, float b, const float* w) {
+void CeGradT(const T* lp, T* out, size_t n, float a, float b, const float* w, bool stream) {
   const DF d;
   const VF va = hn::Set(d, a), vb = hn::Set(d, b);
-  ForEachVector(d, n, [&](size_t i, size_t c) {
+  ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
     const VF p = ExpF(d, LoadPartialF32(d, lp + i, c, 0.0f));
     const VF wj = w != nullptr ? LoadPartialF32(d, w + i, c, 0.0f) : hn::Set(d, 1.0f);
-    StorePartialF32(d, hn::NegMulAdd(vb, wj, hn::Mul(p, va)), out + i, c);
+    return hn::NegMulAdd(vb, wj, hn::Mul(p, va));
   });
 }
 
@@ -101,12 +101,45 @@ double DotT(const T* x, const float* w, size_t n, float m) {
   return total;
 }
 
+// Column tile: rows walked in order in both sweeps; column sums in L1 arrays.
+constexpr size_t kColBlockRows = 256;
+
+template <class T>
+void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_t sg, size_t sy,
+                 size_t so) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  HWY_ALIGN float block[kMaxTileCols];
+  HWY_ALIGN float sums[kMaxTileCols];
+  double total[kMaxTileCols] = {};
+  for (size_t r0 = 0; r0 < rows; r0 += kColBlockRows) {
+    const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
+    for (size_t j = 0; j < cols; j += N) hn::Store(hn::Zero(d), d, block + j);
+    for (size_t r = r0; r < r1; ++r) {
+      ForEachVector(d, cols, [&](size_t j, size_t c) {
+        hn::Store(hn::Add(hn::Load(d, block + j), LoadPartialF32(d, g + r * sg + j, c, 0.0f)), d,
+                  block + j);
+      });
+    }
+    for (size_t j = 0; j < cols; ++j) total[j] += static_cast<double>(block[j]);
+  }
+  for (size_t j = 0; j < cols; ++j) sums[j] = static_cast<float>(total[j]);
+  for (size_t r = 0; r < rows; ++r) {
+    ForEachVector(d, cols, [&](size_t j, size_t c) {
+      const VF vg = LoadPartialF32(d, g + r * sg + j, c, 0.0f);
+      const VF vy = LoadPartialF32(d, y + r * sy + j, c, 0.0f);
+      StorePartialF32(d, hn::NegMulAdd(ExpF(d, vy), hn::Load(d, sums + j), vg), out + r * so + j,
+                      c);
+    });
+  }
+}
+
 // Non-template entry points, one set per dtype of float_types.inc.
 #define ACLNN_FLOAT_TYPE(S, E, T)                                                          \
   double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }    \
-  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n) {            \
-    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out),   \
-            n);                                                                            \
+  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n, bool st) {   \
+    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, \
+            st);                                                                           \
   }                                                                                        \
   float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }     \
   double SumExp_##S(const void* x, size_t n, float m, double* k) {                         \
@@ -115,11 +148,17 @@ double DotT(const T* x, const float* w, size_t n, float m) {
   void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n) {                  \
     LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n);                      \
   }                                                                                        \
-  void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w) { \
-    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, a, b, w);                  \
+  void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w,   \
+                  bool st) {                                                               \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, a, b, w, st);              \
   }                                                                                        \
   double Dot_##S(const void* x, const float* w, size_t n, float m) {                       \
     return DotT(static_cast<const T*>(x), w, n, m);                                        \
+  }                                                                                        \
+  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,    \
+                      size_t sg, size_t sy, size_t so) {                                   \
+    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out),  \
+                rows, cols, sg, sy, so);                                                   \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
@@ -129,6 +168,7 @@ double DotT(const T* x, const float* w, size_t n, float m) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "hwy/cache_control.h"
 #include "simd/dispatch.h"
 
 namespace aclnn_cpu {
@@ -140,9 +180,12 @@ namespace aclnn_cpu {
   HWY_EXPORT(SumExp_##S);         \
   HWY_EXPORT(LsmFwd_##S);         \
   HWY_EXPORT(CeGrad_##S);         \
-  HWY_EXPORT(Dot_##S);
+  HWY_EXPORT(Dot_##S);            \
+  HWY_EXPORT(LsmBwdCols_##S);
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
+
+void FlushStreamingStores() { hwy::FlushStream(); }
 
 double LogSumExpShifted(double rest, double count_at_max) {
   return std::log(count_at_max) + std::log1p(rest / count_at_max);
@@ -161,6 +204,7 @@ RowKernels GetRowKernels(aclDataType t) {
     k.lsm_fwd = ACLNN_DYNAMIC_POINTER(LsmFwd_##S); \
     k.ce_grad = ACLNN_DYNAMIC_POINTER(CeGrad_##S); \
     k.dot = ACLNN_DYNAMIC_POINTER(Dot_##S);       \
+    k.lsm_bwd_cols = ACLNN_DYNAMIC_POINTER(LsmBwdCols_##S); \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE

@@ -7,40 +7,64 @@
 // stated):
 //   sum(x, n)            = sum of x, f32 partials over fixed 512-element blocks, blocks added
 //                          in order in double (error bound independent of n).
-//   lsm_bwd(g,y,s,out,n) : out = g - exp(y) * s. out may alias g.
+//   lsm_bwd(g,y,s,out,n,stream): out = g - exp(y) * s. out may alias g. With `stream` the
+//                          aligned body of out is written with non-temporal stores (call
+//                          FlushStreamingStores() before the results are published).
 //   max(x, n)            = max of x (-inf for n == 0).
 //   sum_exp(x, n, m, k)  = sum of exp(x - m) over the elements that are not equal to a finite m,
 //                          blocked like sum; *k = the number of elements equal to a finite m
 //                          (each contributes exactly 1). Keeping the 1s apart keeps log(k + R)
 //                          = log(k) + log1p(R / k) accurate when R is tiny (confident rows).
 //   lsm_fwd(x,m,l,out,n) : out = (x - m) - l. out may alias x.
-//   ce_grad(lp,out,n,a,b,w): out = exp(lp) * a - b * w[j] (w == nullptr: w[j] = 1).
+//   ce_grad(lp,out,n,a,b,w,stream): out = exp(lp) * a - b * w[j] (w == nullptr: w[j] = 1);
+//                          `stream` as for lsm_bwd.
 //   dot(x, w, n, m)      = sum of (x - m) * w[j] (w == nullptr: w[j] = 1), blocked like sum;
 //                          the shift keeps the error relative to x - m, not to x.
-// exp is 1 ulp (Highway) with IEEE edges: +inf above ln(FLT_MAX), NaN propagates.
+//   lsm_bwd_cols(g, y, out, rows, cols, sg, sy, so, pack): the same formula for `cols` (<=
+//                          kMaxTileCols) adjacent slices laid out as columns: element (r, j) of
+//                          an operand is at p[r * stride + j]. Column sums are f32 over blocks
+//                          of 256 rows, blocks added in order in double (the error bound of
+//                          sum). pack (rows * cols rounded up to whole vectors floats, or null) receives g as f32 on the
+//                          first sweep so the second reads it sequentially from cache.
+// exp is ExpF of simd/convert-inl.h: <= 1.24 ulp measured, IEEE edges (+inf above ln(FLT_MAX),
+// NaN propagates, subnormal results kept).
 #ifndef ACLNN_CPU_KERNELS_ROW_KERNELS_H_
 #define ACLNN_CPU_KERNELS_ROW_KERNELS_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "acl/acl_base.h"
 
 namespace aclnn_cpu {
 
+// Widest column tile lsm_bwd_cols takes.
+constexpr size_t kMaxTileCols = 2048;
+
 struct RowKernels {
   const char* dtype = nullptr;  // "f32", "f16", "bf16"
   double (*sum)(const void* x, size_t n) = nullptr;
-  void (*lsm_bwd)(const void* g, const void* y, float s, void* out, size_t n) = nullptr;
+  void (*lsm_bwd)(const void* g, const void* y, float s, void* out, size_t n, bool stream) =
+      nullptr;
   float (*max)(const void* x, size_t n) = nullptr;
   double (*sum_exp)(const void* x, size_t n, float m, double* k) = nullptr;
   void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n) = nullptr;
-  void (*ce_grad)(const void* lp, void* out, size_t n, float a, float b, const float* w) =
-      nullptr;
+  void (*ce_grad)(const void* lp, void* out, size_t n, float a, float b, const float* w,
+                  bool stream) = nullptr;
   double (*dot)(const void* x, const float* w, size_t n, float m) = nullptr;
+  void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols,
+                       size_t sg, size_t sy, size_t so) = nullptr;
 };
 
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16 or BF16) on the current target.
 RowKernels GetRowKernels(aclDataType t);
+
+// Orders this thread's non-temporal stores before what follows (sfence on x86).
+void FlushStreamingStores();
+
+// Outputs at least this large are written with non-temporal stores: they exceed the caches,
+// so a consumer would not find them there, and streaming saves the read-for-ownership.
+constexpr uint64_t kStreamingOutputBytes = uint64_t{32} << 20;
 
 // log(sum of exp(x - m)) of a row from sum_exp's two parts, in double.
 double LogSumExpShifted(double rest, double count_at_max);

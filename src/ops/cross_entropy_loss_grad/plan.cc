@@ -120,6 +120,8 @@ class CeGradPlan final : public Plan {
     contiguous_ = (c_ == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
     threads_ = NumThreads();
+    stream_ = contiguous_ &&
+              static_cast<uint64_t>(n_ * c_ * DtypeSize(dtype_)) >= kStreamingOutputBytes;
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n_));
     coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(n_));
     if (has_weight_) weights_ = booker_.Book<float>(static_cast<uint64_t>(c_));
@@ -136,11 +138,11 @@ class CeGradPlan final : public Plan {
 
   std::string Describe() const override {
     return StrFormat("N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g, path %s, "
-                     "kernel ce_grad_%s, target %s, up to %d threads",
+                     "kernel ce_grad_%s%s, target %s, up to %d threads",
                      static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
                      ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
                      contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
-                     target_name_, threads_);
+                     stream_ ? " (streaming stores)" : "", target_name_, threads_);
   }
 
   Status Run(void* workspace) const override {
@@ -204,11 +206,12 @@ class CeGradPlan final : public Plan {
       fix = p * k.big_a - k.s * wt - k.a;
     }
     if (contiguous_) {
-      kernels_.ce_grad(lp, o, c, big_a, b, w);
+      kernels_.ce_grad(lp, o, c, big_a, b, w, stream_);
+      if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
       if (k.t >= 0) StoreFromDouble(dtype_, o, k.t, fix);
     } else {
       GatherF32(dtype_, dtype_, lp, lp_.strides[1], c_, f);
-      kernels_.ce_grad(f, f, c, big_a, b, w);
+      kernels_.ce_grad(f, f, c, big_a, b, w, false);
       if (k.t >= 0) f[k.t] = static_cast<float>(fix);
       ScatterF32(dtype_, dtype_, f, o, out_.strides[1], c_);
     }
@@ -216,7 +219,7 @@ class CeGradPlan final : public Plan {
 
   ce::Reduction reduction_ = ce::Reduction::kMean;
   TensorDesc lp_, out_, target_, grad_, weight_, gz_, lse_;
-  bool has_weight_ = false, has_gz_ = false, contiguous_ = false;
+  bool has_weight_ = false, has_gz_ = false, contiguous_ = false, stream_ = false;
   double z_ = 0.0, ls_ = 0.0;
   int64_t ignore_ = 0, n_ = 0, c_ = 0;
   aclDataType dtype_ = ACL_FLOAT;

@@ -59,14 +59,33 @@ class LsmBwdPlan final : public Plan {
     const TensorDesc* ops[] = {&g_, &y_, &o_};
     geo_ = MakeSliceGeometry(ops, 3, static_cast<int>(axis));
     in_ = g_.dtype;
-    direct_ = in_ == o_.dtype && (geo_.axis_len == 1 || (geo_.axis_stride[0] == 1 &&
-                                                         geo_.axis_stride[1] == 1 &&
-                                                         geo_.axis_stride[2] == 1));
-    kernels_ = GetRowKernels(direct_ ? in_ : ACL_FLOAT);
+    const bool same = in_ == o_.dtype;
+    const bool rows_contiguous = geo_.axis_len == 1 || (geo_.axis_stride[0] == 1 &&
+                                                        geo_.axis_stride[1] == 1 &&
+                                                        geo_.axis_stride[2] == 1);
+    // Columns: the slices' innermost other dim is contiguous in all three tensors (e.g. dim 1
+    // of a contiguous [64, 512, 1024]): tiles of kTileCols slices are vectorized across it.
+    const int last = geo_.ndims - 1;
+    const bool cols = last >= 0 && geo_.strides[0][last] == 1 && geo_.strides[1][last] == 1 &&
+                      geo_.strides[2][last] == 1;
+    path_ = !same ? Path::kGather
+                  : (rows_contiguous ? Path::kRows : (cols ? Path::kColumns : Path::kGather));
+    kernels_ = GetRowKernels(path_ == Path::kGather ? ACL_FLOAT : in_);
     threads_ = NumThreads();
-    if (!direct_) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * 2 *
-                                     static_cast<uint64_t>(geo_.axis_len));
+    stream_ = path_ == Path::kRows &&
+              static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(in_)) >=
+                  kStreamingOutputBytes;
+    const uint64_t D = static_cast<uint64_t>(geo_.axis_len);
+    if (path_ == Path::kGather) {
+      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * 2 * D);
+    } else if (path_ == Path::kColumns) {
+      inner_ = geo_.sizes[last];
+      // Whole rows of the inner dim (up to kMaxTileCols): both sweeps then stream rows
+      // sequentially, which the prefetchers follow; g's second read comes from L2/L3. Measured
+      // on (64, 512, 1024): 1024-wide tiles run 1.8x faster than 256-wide tiles sized to fit g
+      // in L2. The width depends on the shape only, never on the thread count.
+      tile_cols_ = std::min<int64_t>(inner_, kMaxTileCols);
+      tiles_per_outer_ = (inner_ + tile_cols_ - 1) / tile_cols_;
     }
     numel_ = geo_.axis_len * geo_.num_slices;
     target_ = CurrentTargetName();
@@ -78,12 +97,12 @@ class LsmBwdPlan final : public Plan {
   }
 
   std::string Describe() const override {
-    return StrFormat("%lld slices x %lld (axis stride %lld), %s -> %s, path %s, kernel "
+    return StrFormat("%lld slices x %lld (axis stride %lld), %s -> %s, path %s%s, kernel "
                      "logsoftmax_bwd_%s, target %s, up to %d threads",
                      static_cast<long long>(geo_.num_slices),
                      static_cast<long long>(geo_.axis_len),
                      static_cast<long long>(geo_.axis_stride[0]), DtypeName(in_),
-                     DtypeName(o_.dtype), direct_ ? "contiguous-rows" : "gather-f32",
+                     DtypeName(o_.dtype), PathName(), stream_ ? " (streaming stores)" : "",
                      kernels_.dtype, target_, threads_);
   }
 
@@ -92,29 +111,66 @@ class LsmBwdPlan final : public Plan {
     const int64_t D = geo_.axis_len;
     const int64_t esz_in = DtypeSize(in_), esz_out = DtypeSize(o_.dtype);
     const size_t n = static_cast<size_t>(D);
-    ForEachSliceParallel(geo_, std::min(threads_, NumThreads()), [&](int tid, const int64_t* off) {
+    const int threads = std::min(threads_, NumThreads());
+    if (path_ == Path::kColumns) {
+      RunColumns(threads, esz_in);
+      return OkStatus();
+    }
+    ForEachSliceParallel(geo_, threads, [&](int tid, const int64_t* off) {
       const char* g = g_.data + off[0] * esz_in;
       const char* y = y_.data + off[1] * esz_in;
       char* o = o_.data + off[2] * esz_out;
-      if (direct_) {
-        kernels_.lsm_bwd(g, y, static_cast<float>(kernels_.sum(g, n)), o, n);
+      if (path_ == Path::kRows) {
+        kernels_.lsm_bwd(g, y, static_cast<float>(kernels_.sum(g, n)), o, n, stream_);
+        if (stream_) FlushStreamingStores();
         return;
       }
       float* fg = scratch + static_cast<int64_t>(tid) * 2 * D;
       float* fy = fg + D;
       GatherF32(in_, in_, g, geo_.axis_stride[0], D, fg);
       GatherF32(in_, in_, y, geo_.axis_stride[1], D, fy);
-      kernels_.lsm_bwd(fg, fy, static_cast<float>(kernels_.sum(fg, n)), fg, n);
+      kernels_.lsm_bwd(fg, fy, static_cast<float>(kernels_.sum(fg, n)), fg, n, false);
       ScatterF32(in_, o_.dtype, fg, o, geo_.axis_stride[2], D);
     });
     return OkStatus();
   }
 
  private:
+  enum class Path { kRows, kColumns, kGather };
+
+  const char* PathName() const {
+    return path_ == Path::kRows ? "contiguous-rows"
+                                : (path_ == Path::kColumns ? "column-tiles" : "gather-f32");
+  }
+
+  // Work item = (outer index, tile of tile_cols_ adjacent slices along the inner dim).
+  void RunColumns(int threads, int64_t esz) const {
+    const int64_t outer = geo_.num_slices / inner_;
+    const int64_t items = outer * tiles_per_outer_;
+    const int64_t D = geo_.axis_len;
+    const int64_t min_items =
+        std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(D * tile_cols_, 1));
+    ParallelFor(items, threads, min_items, [&](int, int64_t b, int64_t e) {
+      int64_t off[3];
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t o = it / tiles_per_outer_, j0 = (it % tiles_per_outer_) * tile_cols_;
+        geo_.SliceOffsets(o * inner_ + j0, off);
+        kernels_.lsm_bwd_cols(g_.data + off[0] * esz, y_.data + off[1] * esz,
+                              o_.data + off[2] * esz, static_cast<size_t>(D),
+                              static_cast<size_t>(std::min(tile_cols_, inner_ - j0)),
+                              static_cast<size_t>(geo_.axis_stride[0]),
+                              static_cast<size_t>(geo_.axis_stride[1]),
+                              static_cast<size_t>(geo_.axis_stride[2]));
+      }
+    });
+  }
+
   TensorDesc g_, y_, o_;
   SliceGeometry geo_;
   aclDataType in_;
-  bool direct_;
+  Path path_ = Path::kRows;
+  int64_t inner_ = 1, tile_cols_ = 64, tiles_per_outer_ = 1;
+  bool stream_ = false;
   RowKernels kernels_;
   int threads_;
   WorkspaceBooker booker_;

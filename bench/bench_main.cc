@@ -1,0 +1,48 @@
+// aclnn-cpu benchmark suite. For every case of shapes.cc and 1 and all threads: the machine's
+// bandwidth (copy and read-2/write-1 kernels, same process), our operator, and PyTorch's,
+// registered side by side so that ratios come from one run.
+#include <benchmark/benchmark.h>
+
+#include <thread>
+
+#include "harness.h"
+#include "ops_bench.h"
+#include "runtime/parallel.h"
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  const int all = static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<int> thread_counts = {1};
+  if (all > 1) thread_counts.push_back(all);
+  for (int t : thread_counts) {
+    for (const char* kind : {"copy", "rd2wr1", "triad"}) {
+      benchmark::RegisterBenchmark(
+          (std::string("Bandwidth/") + kind + "/threads:" + std::to_string(t)).c_str(),
+          [kind, t](benchmark::State& state) {
+            double bytes = 0.0;
+            for (auto _ : state) bytes = bench::MeasureBandwidth(kind, t);
+            state.counters["GB/s"] = bytes / 1e9;
+          })
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  for (const bench::Case& c : bench::Cases()) {
+    for (int t : thread_counts) {
+      const std::string suffix = "/threads:" + std::to_string(t);
+      benchmark::RegisterBenchmark(("ours/" + c.Name() + suffix).c_str(),
+                                   [c, t](benchmark::State& s) { bench::RunOurs(s, c, t); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+      if (bench::HavePyTorch(c)) {
+        benchmark::RegisterBenchmark(("pytorch/" + c.Name() + suffix).c_str(),
+                                     [c, t](benchmark::State& s) { bench::RunPyTorch(s, c, t); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

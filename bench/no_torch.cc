@@ -1,0 +1,7 @@
+// Built when libtorch is not found: the PyTorch columns are left out.
+#include "ops_bench.h"
+
+namespace bench {
+bool HavePyTorch(const Case&) { return false; }
+void RunPyTorch(benchmark::State& state, const Case&, int) { state.SkipWithError("no libtorch"); }
+}  // namespace bench
