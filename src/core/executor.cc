@@ -94,10 +94,24 @@ aclnnStatus RunPhase2(const char* op, void* workspace, uint64_t workspaceSize,
                           "destroyed).",
                           op, stream));
   }
-  std::shared_ptr<const Plan> plan = executor->plan;
+  // Tiny work on an idle stream runs right here, without a thread hand-off or allocation.
+  struct InlineCall {
+    const Plan* plan;
+    void* workspace;
+  };
+  const InlineCall call{executor->plan.get(), workspace};
+  const bool ran = executor->plan->work_bytes() <= kInlineWorkBytes &&
+                   s->TryRunInline(
+                       [](const void* c) {
+                         const auto* ic = static_cast<const InlineCall*>(c);
+                         return ic->plan->Run(ic->workspace);
+                       },
+                       &call);
+  if (!ran) {
+    std::shared_ptr<const Plan> plan = executor->plan;  // queued work keeps the plan alive
+    s->Submit([plan, workspace]() { return plan->Run(workspace); }, false);
+  }
   if (!executor->repeatable) Forget(executor);  // consumed by this call
-  const bool tiny = plan->work_bytes() <= kInlineWorkBytes;
-  s->Submit([plan, workspace]() { return plan->Run(workspace); }, tiny);
   return ACLNN_SUCCESS;
 }
 

@@ -22,22 +22,29 @@ void Stream::Record(Status st) {
 }
 
 void Stream::Submit(Task task, bool may_run_inline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (may_run_inline && queue_.empty() && !running_) {
-    running_ = true;
-    lock.unlock();
-    Status st = task();
-    lock.lock();
-    Record(std::move(st));
-    running_ = false;
-    lock.unlock();
-    idle_cv_.notify_all();
+  if (may_run_inline &&
+      TryRunInline([](const void* t) { return (*static_cast<const Task*>(t))(); }, &task)) {
     return;
   }
+  std::unique_lock<std::mutex> lock(mu_);
   queue_.push_back(std::move(task));
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
   lock.unlock();
   work_cv_.notify_one();
+}
+
+bool Stream::TryRunInline(Status (*fn)(const void* ctx), const void* ctx) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!queue_.empty() || running_) return false;
+  running_ = true;
+  lock.unlock();
+  Status st = fn(ctx);
+  lock.lock();
+  Record(std::move(st));
+  running_ = false;
+  lock.unlock();
+  idle_cv_.notify_all();
+  return true;
 }
 
 void Stream::WorkerLoop() {

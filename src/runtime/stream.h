@@ -28,6 +28,9 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   void Submit(Task task, bool may_run_inline);
+  // Runs fn(ctx) on the caller's thread if the stream is idle (nothing queued or running) and
+  // returns true; otherwise returns false and runs nothing. No allocation.
+  bool TryRunInline(Status (*fn)(const void* ctx), const void* ctx);
   // Waits until all submitted work has run; returns (and clears) the first error since the
   // previous Synchronize.
   Status Synchronize();

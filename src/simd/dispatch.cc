@@ -26,6 +26,7 @@ HWY_EXPORT(CompiledTarget);
 namespace {
 
 std::mutex g_mu;
+std::atomic<bool> g_ready{false};  // fast path for InitDispatch after the first call
 
 // The single-bit target values compiled into this library, best (smallest) first.
 std::vector<int64_t> CompiledTargetBits() {
@@ -58,11 +59,13 @@ void UpdateLocked(int64_t forced) {
   int64_t mask = forced != 0 ? forced : CappedTargets();
   hwy::GetChosenTarget().Update(mask);
   g_initialized = true;
+  g_ready.store(true, std::memory_order_release);
 }
 
 }  // namespace
 
 void InitDispatch() {
+  if (g_ready.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_initialized) UpdateLocked(0);
 }

@@ -170,6 +170,24 @@ TEST(CrossEntropyLossGradAccuracy, ClassCountsAroundTileEdges) {
   });
 }
 
+// Rows longer than the 16384-element chunk with fewer rows than threads (the split path).
+TEST(CrossEntropyLossGradAccuracy, LongRowsSplitAcrossThreads) {
+  for (aclDataType dt : kDtypes) {
+    for (int64_t n : {1, 3}) {
+      CeConfig cfg;
+      cfg.dtype = dt;
+      cfg.n = n;
+      cfg.c = 50000;
+      cfg.weight = true;
+      cfg.label_smoothing = 0.1;
+      cfg.zloss_scale = 1e-3;
+      cfg.seed = static_cast<uint64_t>(n);
+      Outcome o = CheckCeGrad(cfg);
+      ASSERT_TRUE(o.ok) << cfg.Name();
+    }
+  }
+}
+
 // The documented example (spec/cross_entropy_loss_grad.md).
 TEST(CrossEntropyLossGradExample, SixValues) {
   CeConfig cfg;

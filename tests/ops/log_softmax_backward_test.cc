@@ -359,3 +359,17 @@ TEST(LogSoftmaxBackwardValidationExtra, StridedInputView) {
   p.layout = Layout::kPadded;
   EXPECT_TRUE(Check(p));
 }
+
+// Rows longer than the 16384-element sum chunk, fewer rows than threads (the split path).
+TEST(LogSoftmaxBackwardAccuracy, LongRowsSplitAcrossThreads) {
+  for (aclDataType in : kInputs) {
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{1, 70000}, {3, 40000}}) {
+      Problem p;
+      p.dtype = in;
+      p.out_dtype = in;
+      p.shape = shape;
+      p.seed = 9;
+      ASSERT_TRUE(Check(p)) << Name(p);
+    }
+  }
+}

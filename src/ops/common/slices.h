@@ -13,6 +13,13 @@ namespace aclnn_cpu {
 // Elements below which an extra thread is not worth its fork.
 constexpr int64_t kMinElementsPerThread = 32768;
 
+// Rows longer than this are summed in chunks of this many elements (chunk sums added in order
+// in double) whatever the thread count, so that a row can be split across threads when there
+// are fewer rows than threads without changing a bit of the result.
+constexpr int64_t kRowChunk = 16384;
+
+inline int64_t RowChunks(int64_t len) { return (len + kRowChunk - 1) / kRowChunk; }
+
 // fn(thread_index, offsets) for every slice; offsets[k] is operand k's element offset.
 // Slices are split into contiguous ranges, so each slice's result is independent of threads.
 template <typename F>

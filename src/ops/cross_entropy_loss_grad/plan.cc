@@ -8,6 +8,7 @@
 #include "core/validate.h"
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
+#include "ops/common/slices.h"
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
@@ -176,45 +177,69 @@ class CeGradPlan final : public Plan {
     const int threads = std::min(threads_, NumThreads());
     const int64_t min_rows = std::max<int64_t>(1, 32768 / std::max<int64_t>(c_, 1));
     const int64_t esz = DtypeSize(dtype_);
+    if (contiguous_ && n_ < threads && RowChunks(c_) > 1) {
+      // Fewer rows than threads: split rows into chunks (elementwise, so any split gives the
+      // same bits).
+      const int64_t nc = RowChunks(c_);
+      ParallelFor(n_ * nc, threads, 1, [&](int, int64_t b, int64_t e) {
+        for (int64_t it = b; it < e; ++it) {
+          const int64_t i = it / nc, c0 = (it % nc) * kRowChunk;
+          RunRowRange(coef[i], i, c0, std::min(c0 + kRowChunk, c_), w, esz);
+        }
+      });
+      return OkStatus();
+    }
     ParallelFor(n_, threads, min_rows, [&](int tid, int64_t b, int64_t e) {
       float* f = scratch + static_cast<int64_t>(tid) * c_;
-      for (int64_t i = b; i < e; ++i) RunRow(coef[i], i, w, f, esz);
+      for (int64_t i = b; i < e; ++i) {
+        if (contiguous_) {
+          RunRowRange(coef[i], i, 0, c_, w, esz);
+        } else {
+          RunStridedRow(coef[i], i, w, f, esz);
+        }
+      }
     });
     return OkStatus();
   }
 
  private:
-  void RunRow(const RowCoef& k, int64_t i, const float* w, float* f, int64_t esz) const {
+  // The true-class element p A - s w_t - a, recomputed in double: p is close to 1 exactly
+  // there, where f32 cancellation would lose the most.
+  double TrueClass(const RowCoef& k, const char* lp, const float* w) const {
+    const double p = std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]));
+    const double wt = w != nullptr ? static_cast<double>(w[k.t]) : 1.0;
+    return p * k.big_a - k.s * wt - k.a;
+  }
+
+  // Columns [c0, c1) of a contiguous row.
+  void RunRowRange(const RowCoef& k, int64_t i, int64_t c0, int64_t c1, const float* w,
+                   int64_t esz) const {
+    const char* lp = lp_.data + i * lp_.strides[0] * esz;
+    char* o = out_.data + i * out_.strides[0] * esz;
+    const size_t len = static_cast<size_t>(c1 - c0);
+    if (k.zero) {
+      std::memset(o + c0 * esz, 0, len * static_cast<size_t>(esz));  // +0.0 in every format
+      return;
+    }
+    kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, static_cast<float>(k.big_a),
+                     static_cast<float>(k.s), w != nullptr ? w + c0 : nullptr, stream_);
+    if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
+    if (k.t >= c0 && k.t < c1) StoreFromDouble(dtype_, o, k.t, TrueClass(k, lp, w));
+  }
+
+  // A row of a non-contiguous logProb or out, through f32 scratch.
+  void RunStridedRow(const RowCoef& k, int64_t i, const float* w, float* f, int64_t esz) const {
     const char* lp = lp_.data + i * lp_.strides[0] * esz;
     char* o = out_.data + i * out_.strides[0] * esz;
     const size_t c = static_cast<size_t>(c_);
     if (k.zero) {
-      if (contiguous_) {
-        std::memset(o, 0, c * static_cast<size_t>(esz));  // +0.0 in every float format
-      } else {
-        for (int64_t j = 0; j < c_; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
-      }
+      for (int64_t j = 0; j < c_; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
       return;
     }
-    const float big_a = static_cast<float>(k.big_a), b = static_cast<float>(k.s);
-    // The true class (p * A - s * w_t - a) is recomputed in double: p is close to 1 exactly
-    // there, where f32 cancellation would lose the most.
-    double fix = 0.0;
-    if (k.t >= 0) {
-      const double p = std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]));
-      const double wt = w != nullptr ? static_cast<double>(w[k.t]) : 1.0;
-      fix = p * k.big_a - k.s * wt - k.a;
-    }
-    if (contiguous_) {
-      kernels_.ce_grad(lp, o, c, big_a, b, w, stream_);
-      if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
-      if (k.t >= 0) StoreFromDouble(dtype_, o, k.t, fix);
-    } else {
-      GatherF32(dtype_, dtype_, lp, lp_.strides[1], c_, f);
-      kernels_.ce_grad(f, f, c, big_a, b, w, false);
-      if (k.t >= 0) f[k.t] = static_cast<float>(fix);
-      ScatterF32(dtype_, dtype_, f, o, out_.strides[1], c_);
-    }
+    GatherF32(dtype_, dtype_, lp, lp_.strides[1], c_, f);
+    kernels_.ce_grad(f, f, c, static_cast<float>(k.big_a), static_cast<float>(k.s), w, false);
+    if (k.t >= 0) f[k.t] = static_cast<float>(TrueClass(k, lp, w));
+    ScatterF32(dtype_, dtype_, f, o, out_.strides[1], c_);
   }
 
   ce::Reduction reduction_ = ce::Reduction::kMean;

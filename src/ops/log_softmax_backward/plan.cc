@@ -76,6 +76,10 @@ class LsmBwdPlan final : public Plan {
               static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(in_)) >=
                   kStreamingOutputBytes;
     const uint64_t D = static_cast<uint64_t>(geo_.axis_len);
+    if (path_ == Path::kRows && geo_.num_slices < threads_ && RowChunks(geo_.axis_len) > 1) {
+      partial_ = booker_.Book<double>(static_cast<uint64_t>(geo_.num_slices) *
+                                      static_cast<uint64_t>(RowChunks(geo_.axis_len)));
+    }
     if (path_ == Path::kGather) {
       scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * 2 * D);
     } else if (path_ == Path::kColumns) {
@@ -116,12 +120,16 @@ class LsmBwdPlan final : public Plan {
       RunColumns(threads, esz_in);
       return OkStatus();
     }
+    if (path_ == Path::kRows && geo_.num_slices < threads && RowChunks(D) > 1) {
+      RunSplitRows(Grant<double>(workspace, partial_), threads, esz_in);
+      return OkStatus();
+    }
     ForEachSliceParallel(geo_, threads, [&](int tid, const int64_t* off) {
       const char* g = g_.data + off[0] * esz_in;
       const char* y = y_.data + off[1] * esz_in;
       char* o = o_.data + off[2] * esz_out;
       if (path_ == Path::kRows) {
-        kernels_.lsm_bwd(g, y, static_cast<float>(kernels_.sum(g, n)), o, n, stream_);
+        kernels_.lsm_bwd(g, y, static_cast<float>(RowSum(g, D, esz_in)), o, n, stream_);
         if (stream_) FlushStreamingStores();
         return;
       }
@@ -129,7 +137,7 @@ class LsmBwdPlan final : public Plan {
       float* fy = fg + D;
       GatherF32(in_, in_, g, geo_.axis_stride[0], D, fg);
       GatherF32(in_, in_, y, geo_.axis_stride[1], D, fy);
-      kernels_.lsm_bwd(fg, fy, static_cast<float>(kernels_.sum(fg, n)), fg, n, false);
+      kernels_.lsm_bwd(fg, fy, static_cast<float>(RowSum(fg, D, sizeof(float))), fg, n, false);
       ScatterF32(in_, o_.dtype, fg, o, geo_.axis_stride[2], D);
     });
     return OkStatus();
@@ -141,6 +149,47 @@ class LsmBwdPlan final : public Plan {
   const char* PathName() const {
     return path_ == Path::kRows ? "contiguous-rows"
                                 : (path_ == Path::kColumns ? "column-tiles" : "gather-f32");
+  }
+
+  // Sum of a contiguous row: in kRowChunk chunks added in order (see slices.h).
+  double RowSum(const void* x, int64_t len, int64_t esz) const {
+    double s = 0.0;
+    for (int64_t c0 = 0; c0 < len; c0 += kRowChunk) {
+      s += kernels_.sum(static_cast<const char*>(x) + c0 * esz,
+                        static_cast<size_t>(std::min(kRowChunk, len - c0)));
+    }
+    return s;
+  }
+
+  // Fewer rows than threads: work items are (row, chunk); chunk sums go to `partial`, then
+  // every item adds its row's chunk sums in order (the bits RowSum gives) and applies.
+  void RunSplitRows(double* partial, int threads, int64_t esz) const {
+    const int64_t D = geo_.axis_len, nc = RowChunks(D), items = geo_.num_slices * nc;
+    auto chunk = [&](int64_t it, int64_t* off, int64_t* c0, size_t* len) {
+      geo_.SliceOffsets(it / nc, off);
+      *c0 = (it % nc) * kRowChunk;
+      *len = static_cast<size_t>(std::min(kRowChunk, D - *c0));
+    };
+    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
+      int64_t off[3], c0;
+      size_t len;
+      for (int64_t it = b; it < e; ++it) {
+        chunk(it, off, &c0, &len);
+        partial[it] = kernels_.sum(g_.data + (off[0] + c0) * esz, len);
+      }
+    });
+    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
+      int64_t off[3], c0;
+      size_t len;
+      for (int64_t it = b; it < e; ++it) {
+        chunk(it, off, &c0, &len);
+        double s = 0.0;
+        for (int64_t c = 0; c < nc; ++c) s += partial[(it / nc) * nc + c];
+        kernels_.lsm_bwd(g_.data + (off[0] + c0) * esz, y_.data + (off[1] + c0) * esz,
+                         static_cast<float>(s), o_.data + (off[2] + c0) * esz, len, stream_);
+      }
+      if (stream_) FlushStreamingStores();
+    });
   }
 
   // Work item = (outer index, tile of tile_cols_ adjacent slices along the inner dim).
@@ -174,7 +223,7 @@ class LsmBwdPlan final : public Plan {
   RowKernels kernels_;
   int threads_;
   WorkspaceBooker booker_;
-  WorkspaceBooking scratch_;
+  WorkspaceBooking scratch_, partial_;
   int64_t numel_;
   const char* target_;
 };
