@@ -1,6 +1,8 @@
 // Our operators through the public API: buffers allocated and touched once, a repeatable
 // executor run per iteration (phase 2 + synchronize); tiny shapes time the whole round trip
 // (phase 1 + phase 2 + synchronize).
+#include "ops_bench.h"
+
 #include <benchmark/benchmark.h>
 
 #include <functional>
@@ -10,7 +12,6 @@
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 #include "aclnnop/aclnn_logsoftmax_backward.h"
 #include "harness.h"
-#include "ops_bench.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
 
@@ -68,8 +69,8 @@ std::unique_ptr<Problem> Make(const Case& c) {
     aclTensor* gz = z != 0.0 ? p->Tensor(c.dtype, {}, 0.5, 0.5) : nullptr;
     aclTensor* o = p->Tensor(c.dtype, {n, cls}, 0.0, 0.0);
     p->phase1 = [=](uint64_t* ws, aclOpExecutor** ex) {
-      return aclnnCrossEntropyLossGradGetWorkspaceSize(gl, lp, target, w, gz, lse, red, -100, ls,
-                                                       z, o, ws, ex);
+      return aclnnCrossEntropyLossGradGetWorkspaceSize(gl, lp, target, w, gz, lse, red, -100, ls, z,
+                                                       o, ws, ex);
     };
     p->phase2 = aclnnCrossEntropyLossGrad;
   } else {
@@ -79,8 +80,8 @@ std::unique_ptr<Problem> Make(const Case& c) {
     aclTensor* zl = p->Tensor(c.dtype, {}, 0.0, 0.0);
     aclTensor* lse = p->Tensor(c.dtype, {n}, 0.0, 0.0);
     p->phase1 = [=](uint64_t* ws, aclOpExecutor** ex) {
-      return aclnnCrossEntropyLossGetWorkspaceSize(x, target, w, red, -100, ls, z, z != 0.0,
-                                                   loss, lp, zl, lse, ws, ex);
+      return aclnnCrossEntropyLossGetWorkspaceSize(x, target, w, red, -100, ls, z, z != 0.0, loss,
+                                                   lp, zl, lse, ws, ex);
     };
     p->phase2 = aclnnCrossEntropyLoss;
   }
@@ -134,9 +135,10 @@ void RunOurs(benchmark::State& state, const Case& c, int threads) {
 
 void SetCounters(benchmark::State& state, const Case& c, int threads, double bw,
                  const std::string& target) {
-  state.SetBytesProcessed(static_cast<int64_t>(c.Bytes() * static_cast<double>(state.iterations())));
-  state.counters["bw_frac"] = benchmark::Counter(c.Bytes() / bw * static_cast<double>(state.iterations()),
-                                                 benchmark::Counter::kIsRate);
+  state.SetBytesProcessed(
+      static_cast<int64_t>(c.Bytes() * static_cast<double>(state.iterations())));
+  state.counters["bw_frac"] = benchmark::Counter(
+      c.Bytes() / bw * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["threads"] = threads;
   state.SetLabel(target);
 }

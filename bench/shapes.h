@@ -16,7 +16,7 @@ struct Case {
   Op op;
   std::vector<int64_t> shape;
   aclDataType dtype;
-  int64_t dim = -1;       // softmax ops
+  int64_t dim = -1;  // softmax ops
   std::string reduction = "mean";
   bool weight = false;
   double label_smoothing = 0.0;

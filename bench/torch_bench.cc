@@ -20,7 +20,7 @@ static at::ScalarType ToTorch(aclDataType t) {
 }
 
 bool HavePyTorch(const Case& c) {
-  if (c.zloss != 0.0) return false;  // PyTorch has no z-loss
+  if (c.zloss != 0.0) return false;          // PyTorch has no z-loss
   if (c.dtype == ACL_FLOAT16) return false;  // "not implemented for 'Half'" on CPU
   return c.op != Op::kLogSoftmax;
 }
@@ -38,15 +38,19 @@ void RunPyTorch(benchmark::State& state, const Case& c, int threads) {
     }
   } else {
     const int64_t n = c.shape[0], cls = c.shape[1];
-    at::Tensor x = (at::rand({n, cls}, opts) * 8 - 4).requires_grad_(c.op == Op::kCrossEntropyLossGrad);
+    at::Tensor x =
+        (at::rand({n, cls}, opts) * 8 - 4).requires_grad_(c.op == Op::kCrossEntropyLossGrad);
     at::Tensor target = at::randint(0, cls, {n}, at::kLong);
     if (n > 16) target.index_put_({at::arange(16, n, 17)}, -100);  // as FillTargets
-    at::Tensor w = c.weight ? at::rand({cls}, at::kFloat).add_(0.5).to(ToTorch(c.dtype)) : at::Tensor();
-    const int64_t red = c.reduction == "none" ? at::Reduction::None
-                        : (c.reduction == "sum" ? at::Reduction::Sum : at::Reduction::Mean);
+    at::Tensor w =
+        c.weight ? at::rand({cls}, at::kFloat).add_(0.5).to(ToTorch(c.dtype)) : at::Tensor();
+    const int64_t red = c.reduction == "none"
+                            ? at::Reduction::None
+                            : (c.reduction == "sum" ? at::Reduction::Sum : at::Reduction::Mean);
     if (c.op == Op::kCrossEntropyLoss) {
       for (auto _ : state) {
-        benchmark::DoNotOptimize(at::cross_entropy_loss(x, target, w, red, -100, c.label_smoothing));
+        benchmark::DoNotOptimize(
+            at::cross_entropy_loss(x, target, w, red, -100, c.label_smoothing));
       }
     } else {
       at::Tensor loss = at::cross_entropy_loss(x, target, w, red, -100, c.label_smoothing);

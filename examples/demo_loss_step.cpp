@@ -53,10 +53,9 @@ static float Forward(const std::vector<float>& logits, const Device& target, con
   uint64_t size = 0;
   aclOpExecutor* ex = nullptr;
   char reduction[] = "mean";
-  int ret = aclnnCrossEntropyLossGetWorkspaceSize(input.tensor, target.tensor, weight.tensor,
-                                                  reduction, -100, kSmoothing, kZloss, true,
-                                                  loss.tensor, lp.tensor, zl.tensor, l.tensor,
-                                                  &size, &ex);
+  int ret = aclnnCrossEntropyLossGetWorkspaceSize(
+      input.tensor, target.tensor, weight.tensor, reduction, -100, kSmoothing, kZloss, true,
+      loss.tensor, lp.tensor, zl.tensor, l.tensor, &size, &ex);
   if (ret == ACL_SUCCESS) ret = RunWorkspace(ex, size, stream, aclnnCrossEntropyLoss);
   float value = NAN;
   if (ret == ACL_SUCCESS) {
@@ -67,8 +66,14 @@ static float Forward(const std::vector<float>& logits, const Device& target, con
   Free(input);
   Free(loss);
   Free(zl);
-  if (logProb != nullptr) *logProb = lp; else Free(lp);
-  if (lse != nullptr) *lse = l; else Free(l);
+  if (logProb != nullptr)
+    *logProb = lp;
+  else
+    Free(lp);
+  if (lse != nullptr)
+    *lse = l;
+  else
+    Free(l);
   return value;
 }
 
@@ -100,10 +105,9 @@ int main() {
   uint64_t size = 0;
   aclOpExecutor* ex = nullptr;
   char reduction[] = "mean";
-  ret = aclnnCrossEntropyLossGradGetWorkspaceSize(gradLoss.tensor, logProb.tensor, target.tensor,
-                                                  weight.tensor, nullptr, lse.tensor, reduction,
-                                                  -100, kSmoothing, kZloss, grad.tensor, &size,
-                                                  &ex);
+  ret = aclnnCrossEntropyLossGradGetWorkspaceSize(
+      gradLoss.tensor, logProb.tensor, target.tensor, weight.tensor, nullptr, lse.tensor, reduction,
+      -100, kSmoothing, kZloss, grad.tensor, &size, &ex);
   if (ret == ACL_SUCCESS) ret = RunWorkspace(ex, size, stream, aclnnCrossEntropyLossGrad);
   CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("backward failed: %d\n", ret); return ret);
   std::vector<float> g(N * C);
@@ -133,12 +137,15 @@ int main() {
     std::vector<float> plus(logits), minus(logits);
     plus[k] += h;
     minus[k] -= h;
-    const double fd = (static_cast<double>(Forward(plus, target, weight, stream, nullptr, nullptr)) -
-                       Forward(minus, target, weight, stream, nullptr, nullptr)) / (2.0 * h);
-    LOG_PRINT("d loss / d logit[%ld][%ld]: backward %+.6e, finite difference %+.6e (rel. diff "
-              "%.1e)\n",
-              static_cast<long>(p[0]), static_cast<long>(p[1]), g[k], fd,
-              std::fabs(g[k] - fd) / std::fabs(fd));
+    const double fd =
+        (static_cast<double>(Forward(plus, target, weight, stream, nullptr, nullptr)) -
+         Forward(minus, target, weight, stream, nullptr, nullptr)) /
+        (2.0 * h);
+    LOG_PRINT(
+        "d loss / d logit[%ld][%ld]: backward %+.6e, finite difference %+.6e (rel. diff "
+        "%.1e)\n",
+        static_cast<long>(p[0]), static_cast<long>(p[1]), g[k], fd,
+        std::fabs(g[k] - fd) / std::fabs(fd));
   }
 
   Free(target);

@@ -43,14 +43,14 @@ int main() {
   double lseSquareScaleForZloss = 0.0;
   bool returnZloss = false;
 
-  ret = CreateAclTensor(inputHostData, inputShape, &inputDeviceAddr, aclDataType::ACL_FLOAT,
-                        &input);
+  ret =
+      CreateAclTensor(inputHostData, inputShape, &inputDeviceAddr, aclDataType::ACL_FLOAT, &input);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(targetHostData, targetShape, &targetDeviceAddr, aclDataType::ACL_INT64,
                         &target);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(lossOutHostData, lossOutShape, &lossOutDeviceAddr,
-                        aclDataType::ACL_FLOAT, &lossOut);
+  ret = CreateAclTensor(lossOutHostData, lossOutShape, &lossOutDeviceAddr, aclDataType::ACL_FLOAT,
+                        &lossOut);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(logProbOutHostData, logProbOutShape, &logProbOutDeviceAddr,
                         aclDataType::ACL_FLOAT, &logProbOut);

@@ -41,8 +41,8 @@ int main() {
   ret = CreateAclTensor(gradLossHostData, gradLossShape, &gradLossDeviceAddr,
                         aclDataType::ACL_FLOAT, &gradLoss);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
-  ret = CreateAclTensor(logProbHostData, logProbShape, &logProbDeviceAddr,
-                        aclDataType::ACL_FLOAT, &logProb);
+  ret = CreateAclTensor(logProbHostData, logProbShape, &logProbDeviceAddr, aclDataType::ACL_FLOAT,
+                        &logProb);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(targetHostData, targetShape, &targetDeviceAddr, aclDataType::ACL_INT64,
                         &target);
@@ -56,8 +56,8 @@ int main() {
   uint64_t workspaceSize = 0;
   aclOpExecutor* executor;
   ret = aclnnCrossEntropyLossGradGetWorkspaceSize(
-      gradLoss, logProb, target, weight, nullptr, nullptr, reduction, ignoreIndex,
-      labelSmoothing, lseSquareScaleForZloss, out, &workspaceSize, &executor);
+      gradLoss, logProb, target, weight, nullptr, nullptr, reduction, ignoreIndex, labelSmoothing,
+      lseSquareScaleForZloss, out, &workspaceSize, &executor);
   CHECK_RET(ret == ACL_SUCCESS,
             LOG_PRINT("aclnnCrossEntropyLossGradGetWorkspaceSize failed. ERROR: %d\n", ret);
             return ret);
@@ -78,8 +78,8 @@ int main() {
   std::vector<float> resultData(size, 0);
   ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(resultData[0]), outDeviceAddr,
                     size * sizeof(resultData[0]), ACL_MEMCPY_DEVICE_TO_HOST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n",
-                                          ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
             return ret);
   for (int64_t i = 0; i < size; i++) {
     LOG_PRINT("result[%ld] is: %f\n", i, resultData[i]);

@@ -59,8 +59,8 @@ int main() {
   std::vector<float> resultData(size, 0);
   ret = aclrtMemcpy(resultData.data(), resultData.size() * sizeof(resultData[0]), outDeviceAddr,
                     size * sizeof(float), ACL_MEMCPY_DEVICE_TO_HOST);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n",
-                                          ret);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret);
             return ret);
   for (int64_t i = 0; i < size; i++) {
     LOG_PRINT("result[%ld] is: %f\n", i, resultData[i]);

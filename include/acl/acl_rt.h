@@ -36,15 +36,14 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 
-ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size,
-                                         aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr);
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size);
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr);
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value,
                                          size_t count);
-ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src,
-                                         size_t count, aclrtMemcpyKind kind);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+                                         aclrtMemcpyKind kind);
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
                                               size_t count, aclrtMemcpyKind kind,
                                               aclrtStream stream);

@@ -19,8 +19,8 @@ typedef struct aclScalar aclScalar;
 ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                                                aclDataType dataType, const int64_t *stride,
                                                int64_t offset, aclFormat format,
-                                               const int64_t *storageDims,
-                                               uint64_t storageDimsNum, void *tensorData);
+                                               const int64_t *storageDims, uint64_t storageDimsNum,
+                                               void *tensorData);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensor(const aclTensor *tensor);
 ACL_FUNC_VISIBILITY aclScalar *aclCreateScalar(void *value, aclDataType dataType);
 ACL_FUNC_VISIBILITY aclnnStatus aclDestroyScalar(const aclScalar *scalar);

@@ -5,8 +5,8 @@
 
 #include <stdbool.h>
 
-#include "aclnn/aclnn_base.h"
 #include "acl/acl_rt.h"
+#include "aclnn/aclnn_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,8 +19,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
     const aclTensor *logProbOut, const aclTensor *zlossOut, const aclTensor *lseForZlossOut,
     uint64_t *workspaceSize, aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLoss(void *workspace, uint64_t workspaceSize,
-                                                      aclOpExecutor *executor,
-                                                      aclrtStream stream);
+                                                      aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,8 @@
 #ifndef ACLNNOP_ACLNN_CROSS_ENTROPY_LOSS_GRAD_H_
 #define ACLNNOP_ACLNN_CROSS_ENTROPY_LOSS_GRAD_H_
 
-#include "aclnn/aclnn_base.h"
 #include "acl/acl_rt.h"
+#include "aclnn/aclnn_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,8 +16,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
     const aclTensor *lseForZlossOptional, char *reductionOptional, int64_t ignoreIndex,
     double labelSmoothing, double lseSquareScaleForZloss, const aclTensor *out,
     uint64_t *workspaceSize, aclOpExecutor **executor);
-ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGrad(void *workspace,
-                                                          uint64_t workspaceSize,
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGrad(void *workspace, uint64_t workspaceSize,
                                                           aclOpExecutor *executor,
                                                           aclrtStream stream);
 

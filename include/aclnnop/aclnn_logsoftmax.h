@@ -2,15 +2,15 @@
 #ifndef ACLNNOP_ACLNN_LOGSOFTMAX_H_
 #define ACLNNOP_ACLNN_LOGSOFTMAX_H_
 
-#include "aclnn/aclnn_base.h"
 #include "acl/acl_rt.h"
+#include "aclnn/aclnn_base.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self,
-                                                                int64_t dim, aclTensor *out,
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim,
+                                                                aclTensor *out,
                                                                 uint64_t *workspaceSize,
                                                                 aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize,

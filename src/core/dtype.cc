@@ -6,23 +6,40 @@ namespace aclnn_cpu {
 
 const char* DtypeName(aclDataType t) {
   switch (t) {
-    case ACL_DT_UNDEFINED: return "UNDEFINED";
-    case ACL_FLOAT: return "FLOAT";
-    case ACL_FLOAT16: return "FLOAT16";
-    case ACL_INT8: return "INT8";
-    case ACL_INT32: return "INT32";
-    case ACL_UINT8: return "UINT8";
-    case ACL_INT16: return "INT16";
-    case ACL_UINT16: return "UINT16";
-    case ACL_UINT32: return "UINT32";
-    case ACL_INT64: return "INT64";
-    case ACL_UINT64: return "UINT64";
-    case ACL_DOUBLE: return "DOUBLE";
-    case ACL_BOOL: return "BOOL";
-    case ACL_STRING: return "STRING";
-    case ACL_COMPLEX64: return "COMPLEX64";
-    case ACL_COMPLEX128: return "COMPLEX128";
-    case ACL_BF16: return "BF16";
+    case ACL_DT_UNDEFINED:
+      return "UNDEFINED";
+    case ACL_FLOAT:
+      return "FLOAT";
+    case ACL_FLOAT16:
+      return "FLOAT16";
+    case ACL_INT8:
+      return "INT8";
+    case ACL_INT32:
+      return "INT32";
+    case ACL_UINT8:
+      return "UINT8";
+    case ACL_INT16:
+      return "INT16";
+    case ACL_UINT16:
+      return "UINT16";
+    case ACL_UINT32:
+      return "UINT32";
+    case ACL_INT64:
+      return "INT64";
+    case ACL_UINT64:
+      return "UINT64";
+    case ACL_DOUBLE:
+      return "DOUBLE";
+    case ACL_BOOL:
+      return "BOOL";
+    case ACL_STRING:
+      return "STRING";
+    case ACL_COMPLEX64:
+      return "COMPLEX64";
+    case ACL_COMPLEX128:
+      return "COMPLEX128";
+    case ACL_BF16:
+      return "BF16";
   }
   return "UNKNOWN";
 }
@@ -56,11 +73,16 @@ uint16_t FloatToFp16(float f) {
 
 double LoadAsDouble(aclDataType t, const void* p, int64_t i) {
   switch (t) {
-    case ACL_FLOAT: return static_cast<const float*>(p)[i];
-    case ACL_DOUBLE: return static_cast<const double*>(p)[i];
-    case ACL_FLOAT16: return Fp16ToFloat(static_cast<const uint16_t*>(p)[i]);
-    case ACL_BF16: return Bf16ToFloat(static_cast<const uint16_t*>(p)[i]);
-    default: return 0.0;
+    case ACL_FLOAT:
+      return static_cast<const float*>(p)[i];
+    case ACL_DOUBLE:
+      return static_cast<const double*>(p)[i];
+    case ACL_FLOAT16:
+      return Fp16ToFloat(static_cast<const uint16_t*>(p)[i]);
+    case ACL_BF16:
+      return Bf16ToFloat(static_cast<const uint16_t*>(p)[i]);
+    default:
+      return 0.0;
   }
 }
 
@@ -78,15 +100,20 @@ float DoubleToFloatRoundToOdd(double v) {
 
 void StoreFromDouble(aclDataType t, void* p, int64_t i, double v) {
   switch (t) {
-    case ACL_FLOAT: static_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case ACL_DOUBLE: static_cast<double*>(p)[i] = v; break;
+    case ACL_FLOAT:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case ACL_DOUBLE:
+      static_cast<double*>(p)[i] = v;
+      break;
     case ACL_FLOAT16:
       static_cast<uint16_t*>(p)[i] = FloatToFp16(DoubleToFloatRoundToOdd(v));
       break;
     case ACL_BF16:
       static_cast<uint16_t*>(p)[i] = FloatToBf16(DoubleToFloatRoundToOdd(v));
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

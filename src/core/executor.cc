@@ -128,8 +128,9 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
   using namespace aclnn_cpu;
   if (executor == nullptr) {
-    return Fail(MakeError(ACLNN_ERR_INNER_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is "
-                                                   "null."));
+    return Fail(MakeError(ACLNN_ERR_INNER_NULLPTR,
+                          "aclSetAclOpExecutorRepeatable: executor is "
+                          "null."));
   }
   if (!IsLive(executor)) {
     return Fail(MakeError(ACLNN_ERR_PARAM_INVALID,

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "aclnn/aclnn_base.h"
 #include "acl/acl_rt.h"
+#include "aclnn/aclnn_base.h"
 #include "core/status.h"
 
 namespace aclnn_cpu {

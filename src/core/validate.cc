@@ -15,8 +15,7 @@ std::string DtypeList(std::initializer_list<aclDataType> allowed) {
 
 Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
                     std::initializer_list<int64_t> want, const char* name_of_want, int code) {
-  if (t->shape.size() == want.size() &&
-      std::equal(want.begin(), want.end(), t->shape.begin())) {
+  if (t->shape.size() == want.size() && std::equal(want.begin(), want.end(), t->shape.begin())) {
     return OkStatus();
   }
   std::string w = "[";

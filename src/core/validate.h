@@ -33,21 +33,21 @@ inline Status CheckDtype(const char* op, const char* name, const aclTensor* t,
 inline Status CheckSameDtype(const char* op, const char* name_a, const aclTensor* a,
                              const char* name_b, const aclTensor* b, int code) {
   if (a->dtype == b->dtype) return OkStatus();
-  return MakeError(code, "%s: %s has dtype %s but %s has dtype %s; they must be equal.", op,
-                   name_a, DtypeName(a->dtype), name_b, DtypeName(b->dtype));
+  return MakeError(code, "%s: %s has dtype %s but %s has dtype %s; they must be equal.", op, name_a,
+                   DtypeName(a->dtype), name_b, DtypeName(b->dtype));
 }
 
 inline Status CheckMaxRank(const char* op, const char* name, const aclTensor* t, int code) {
   if (Rank(t) <= kMaxRank) return OkStatus();
-  return MakeError(code, "%s: %s has %d dimensions, more than the %d supported.", op, name,
-                   Rank(t), kMaxRank);
+  return MakeError(code, "%s: %s has %d dimensions, more than the %d supported.", op, name, Rank(t),
+                   kMaxRank);
 }
 
 inline Status CheckSameShape(const char* op, const char* name_a, const aclTensor* a,
                              const char* name_b, const aclTensor* b, int code) {
   if (SameShape(a, b)) return OkStatus();
-  return MakeError(code, "%s: %s has shape %s but %s has shape %s; they must be equal.", op,
-                   name_a, ShapeString(a).c_str(), name_b, ShapeString(b).c_str());
+  return MakeError(code, "%s: %s has shape %s but %s has shape %s; they must be equal.", op, name_a,
+                   ShapeString(a).c_str(), name_b, ShapeString(b).c_str());
 }
 
 // dim must lie in [-r, r-1], r = max(rank, 1). On success *wrapped is in [0, r-1].

@@ -33,9 +33,8 @@ template <class T>
 float MaxT(const T* x, size_t n) {
   const DF d;
   VF m = hn::Set(d, -HUGE_VALF);
-  ForEachVector(d, n, [&](size_t i, size_t c) {
-    m = hn::Max(m, LoadPartialF32(d, x + i, c, -HUGE_VALF));
-  });
+  ForEachVector(
+      d, n, [&](size_t i, size_t c) { m = hn::Max(m, LoadPartialF32(d, x + i, c, -HUGE_VALF)); });
   return hn::GetLane(hn::MaxOfLanes(d, m));
 }
 
@@ -91,8 +90,8 @@ double DotT(const T* x, const float* w, size_t n, float m) {
     VF acc = hn::Zero(d);
     ForEachVector(d, len, [&](size_t i, size_t c) {
       // Padding lanes of a partial vector contribute exactly 0.
-      const VF xs = hn::IfThenElseZero(hn::FirstN(d, c),
-                                       hn::Sub(LoadPartialF32(d, x + b + i, c, 0.0f), vm));
+      const VF xs =
+          hn::IfThenElseZero(hn::FirstN(d, c), hn::Sub(LoadPartialF32(d, x + b + i, c, 0.0f), vm));
       const VF wj = w != nullptr ? LoadPartialF32(d, w + b + i, c, 0.0f) : hn::Set(d, 1.0f);
       acc = hn::MulAdd(xs, wj, acc);
     });
@@ -135,30 +134,29 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
 }
 
 // Non-template entry points, one set per dtype of float_types.inc.
-#define ACLNN_FLOAT_TYPE(S, E, T)                                                          \
-  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }    \
-  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n, bool st) {   \
-    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, \
-            st);                                                                           \
-  }                                                                                        \
-  float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }     \
-  double SumExp_##S(const void* x, size_t n, float m, double* k) {                         \
-    return SumExpT(static_cast<const T*>(x), n, m, k);                                     \
-  }                                                                                        \
-  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n) {                  \
-    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n);                      \
-  }                                                                                        \
-  void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w,   \
-                  bool st) {                                                               \
-    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, a, b, w, st);              \
-  }                                                                                        \
-  double Dot_##S(const void* x, const float* w, size_t n, float m) {                       \
-    return DotT(static_cast<const T*>(x), w, n, m);                                        \
-  }                                                                                        \
-  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,    \
-                      size_t sg, size_t sy, size_t so) {                                   \
-    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out),  \
-                rows, cols, sg, sy, so);                                                   \
+#define ACLNN_FLOAT_TYPE(S, E, T)                                                                \
+  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }          \
+  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n, bool st) {         \
+    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st); \
+  }                                                                                              \
+  float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }           \
+  double SumExp_##S(const void* x, size_t n, float m, double* k) {                               \
+    return SumExpT(static_cast<const T*>(x), n, m, k);                                           \
+  }                                                                                              \
+  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n) {                        \
+    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n);                            \
+  }                                                                                              \
+  void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w,         \
+                  bool st) {                                                                     \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, a, b, w, st);                    \
+  }                                                                                              \
+  double Dot_##S(const void* x, const float* w, size_t n, float m) {                             \
+    return DotT(static_cast<const T*>(x), w, n, m);                                              \
+  }                                                                                              \
+  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,         \
+                      size_t sg, size_t sy, size_t so) {                                         \
+    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,  \
+                cols, sg, sy, so);                                                               \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
@@ -194,16 +192,16 @@ double LogSumExpShifted(double rest, double count_at_max) {
 RowKernels GetRowKernels(aclDataType t) {
   InitDispatch();
   RowKernels k;
-#define ACLNN_FLOAT_TYPE(S, E, T)                 \
-  if (t == E) {                                   \
-    k.dtype = #S;                                 \
-    k.sum = ACLNN_DYNAMIC_POINTER(Sum_##S);       \
-    k.lsm_bwd = ACLNN_DYNAMIC_POINTER(LsmBwd_##S); \
-    k.max = ACLNN_DYNAMIC_POINTER(Max_##S);       \
-    k.sum_exp = ACLNN_DYNAMIC_POINTER(SumExp_##S); \
-    k.lsm_fwd = ACLNN_DYNAMIC_POINTER(LsmFwd_##S); \
-    k.ce_grad = ACLNN_DYNAMIC_POINTER(CeGrad_##S); \
-    k.dot = ACLNN_DYNAMIC_POINTER(Dot_##S);       \
+#define ACLNN_FLOAT_TYPE(S, E, T)                           \
+  if (t == E) {                                             \
+    k.dtype = #S;                                           \
+    k.sum = ACLNN_DYNAMIC_POINTER(Sum_##S);                 \
+    k.lsm_bwd = ACLNN_DYNAMIC_POINTER(LsmBwd_##S);          \
+    k.max = ACLNN_DYNAMIC_POINTER(Max_##S);                 \
+    k.sum_exp = ACLNN_DYNAMIC_POINTER(SumExp_##S);          \
+    k.lsm_fwd = ACLNN_DYNAMIC_POINTER(LsmFwd_##S);          \
+    k.ce_grad = ACLNN_DYNAMIC_POINTER(CeGrad_##S);          \
+    k.dot = ACLNN_DYNAMIC_POINTER(Dot_##S);                 \
     k.lsm_bwd_cols = ACLNN_DYNAMIC_POINTER(LsmBwdCols_##S); \
   }
 #include "kernels/float_types.inc"

@@ -24,8 +24,9 @@
 //                          kMaxTileCols) adjacent slices laid out as columns: element (r, j) of
 //                          an operand is at p[r * stride + j]. Column sums are f32 over blocks
 //                          of 256 rows, blocks added in order in double (the error bound of
-//                          sum). pack (rows * cols rounded up to whole vectors floats, or null) receives g as f32 on the
-//                          first sweep so the second reads it sequentially from cache.
+//                          sum). pack (rows * cols rounded up to whole vectors floats, or null)
+//                          receives g as f32 on the first sweep so the second reads it sequentially
+//                          from cache.
 // exp is ExpF of simd/convert-inl.h: <= 1.24 ulp measured, IEEE edges (+inf above ln(FLT_MAX),
 // NaN propagates, subnormal results kept).
 #ifndef ACLNN_CPU_KERNELS_ROW_KERNELS_H_
@@ -44,16 +45,16 @@ constexpr size_t kMaxTileCols = 2048;
 struct RowKernels {
   const char* dtype = nullptr;  // "f32", "f16", "bf16"
   double (*sum)(const void* x, size_t n) = nullptr;
-  void (*lsm_bwd)(const void* g, const void* y, float s, void* out, size_t n, bool stream) =
-      nullptr;
+  void (*lsm_bwd)(const void* g, const void* y, float s, void* out, size_t n,
+                  bool stream) = nullptr;
   float (*max)(const void* x, size_t n) = nullptr;
   double (*sum_exp)(const void* x, size_t n, float m, double* k) = nullptr;
   void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n) = nullptr;
   void (*ce_grad)(const void* lp, void* out, size_t n, float a, float b, const float* w,
                   bool stream) = nullptr;
   double (*dot)(const void* x, const float* w, size_t n, float m) = nullptr;
-  void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols,
-                       size_t sg, size_t sy, size_t so) = nullptr;
+  void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols, size_t sg,
+                       size_t sy, size_t so) = nullptr;
 };
 
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16 or BF16) on the current target.

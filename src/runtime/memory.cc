@@ -70,9 +70,8 @@ aclError Release(const char* fn, void* p, bool host) {
     std::lock_guard<std::mutex> lock(r.mu);
     auto it = r.blocks.find(reinterpret_cast<uintptr_t>(p));
     if (p == nullptr || it == r.blocks.end() || it->second.host != host) {
-      return Fail(MakeError(ACL_ERROR_INVALID_PARAM,
-                            "%s: %p is not the start of a block from %s.", fn, p,
-                            host ? "aclrtMallocHost" : "aclrtMalloc"));
+      return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "%s: %p is not the start of a block from %s.",
+                            fn, p, host ? "aclrtMallocHost" : "aclrtMalloc"));
     }
     r.blocks.erase(it);
   }
@@ -108,13 +107,13 @@ using aclnn_cpu::MakeError;
 
 extern "C" {
 
-ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size,
-                                         aclrtMemMallocPolicy policy) {
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (policy != ACL_MEM_MALLOC_HUGE_FIRST && policy != ACL_MEM_MALLOC_HUGE_ONLY &&
       policy != ACL_MEM_MALLOC_NORMAL_ONLY) {
-    return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: policy %d is not one of "
-                                                   "HUGE_FIRST (0), HUGE_ONLY (1), NORMAL_ONLY "
-                                                   "(2).",
+    return Fail(MakeError(ACL_ERROR_INVALID_PARAM,
+                          "aclrtMalloc: policy %d is not one of "
+                          "HUGE_FIRST (0), HUGE_ONLY (1), NORMAL_ONLY "
+                          "(2).",
                           static_cast<int>(policy)));
   }
   return aclnn_cpu::Allocate("aclrtMalloc", devPtr, size, policy != ACL_MEM_MALLOC_NORMAL_ONLY,
@@ -139,32 +138,32 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t 
     return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "aclrtMemset: devPtr is null."));
   }
   if (count > maxCount) {
-    return Fail(MakeError(ACL_ERROR_INVALID_PARAM,
-                          "aclrtMemset: count %zu exceeds maxCount %zu.", count, maxCount));
+    return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count %zu exceeds maxCount %zu.",
+                          count, maxCount));
   }
   std::memset(devPtr, value, count);
   return ACL_SUCCESS;
 }
 
-static aclError CheckCopy(const char* fn, void* dst, size_t destMax, const void* src,
-                          size_t count, aclrtMemcpyKind kind) {
+static aclError CheckCopy(const char* fn, void* dst, size_t destMax, const void* src, size_t count,
+                          aclrtMemcpyKind kind) {
   if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_DEFAULT) {
     return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "%s: kind %d is not an aclrtMemcpyKind.", fn,
                           static_cast<int>(kind)));
   }
   if (count > destMax) {
-    return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "%s: count %zu exceeds destMax %zu.", fn,
-                          count, destMax));
+    return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "%s: count %zu exceeds destMax %zu.", fn, count,
+                          destMax));
   }
   if (count > 0 && (dst == nullptr || src == nullptr)) {
-    return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "%s: %s is null.", fn,
-                          dst == nullptr ? "dst" : "src"));
+    return Fail(
+        MakeError(ACL_ERROR_INVALID_PARAM, "%s: %s is null.", fn, dst == nullptr ? "dst" : "src"));
   }
   return ACL_SUCCESS;
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* src,
-                                         size_t count, aclrtMemcpyKind kind) {
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
+                                         aclrtMemcpyKind kind) {
   aclError e = CheckCopy("aclrtMemcpy", dst, destMax, src, count, kind);
   if (e != ACL_SUCCESS) return e;
   if (count > 0) std::memmove(dst, src, count);

@@ -26,7 +26,7 @@ void ParallelFor(int64_t n, int max_threads, int64_t min_per_thread, F&& fn) {
   t = std::max<int64_t>(1, t);
 #ifdef ACLNN_CPU_USE_OPENMP
   if (t > 1) {
-#pragma omp parallel num_threads(static_cast<int>(t))
+#pragma omp parallel num_threads(static_cast <int>(t))
     {
       const int64_t nt = omp_get_num_threads();
       const int64_t i = omp_get_thread_num();

@@ -113,8 +113,8 @@ void SynchronizeAllStreams() {
   // aclFinalize drains every stream; errors nobody synchronized for are logged, not lost.
   for (Stream* s : all) {
     Status st = s->Synchronize();
-    if (!st.ok()) LogMessage(LogLevel::kWarning, "aclFinalize: pending work failed: %s",
-                             st.msg.c_str());
+    if (!st.ok())
+      LogMessage(LogLevel::kWarning, "aclFinalize: pending work failed: %s", st.msg.c_str());
   }
 }
 

@@ -23,7 +23,6 @@ const char* TargetName(int64_t target);
 }  // namespace aclnn_cpu
 
 // In a Highway multi-target TU (after HWY_EXPORT): the function chosen for the current target.
-#define ACLNN_DYNAMIC_POINTER(FUNC) \
-  (HWY_DISPATCH_TABLE(FUNC)[hwy::GetChosenTarget().GetIndex()])
+#define ACLNN_DYNAMIC_POINTER(FUNC) (HWY_DISPATCH_TABLE(FUNC)[hwy::GetChosenTarget().GetIndex()])
 
 #endif  // ACLNN_CPU_SIMD_DISPATCH_H_

@@ -47,9 +47,8 @@ Status CheckStorageInBlock(const char* op, const char* name, const aclTensor* t)
   int64_t n = 1;
   for (int64_t d : t->storage) n *= d;
   const uint64_t need = static_cast<uint64_t>(n) * static_cast<uint64_t>(DtypeSize(t->dtype));
-  const uint64_t have = b.usable - static_cast<uint64_t>(static_cast<const unsigned char*>(
-                                                             t->data) -
-                                                         b.base);
+  const uint64_t have =
+      b.usable - static_cast<uint64_t>(static_cast<const unsigned char*>(t->data) - b.base);
   if (need > have) {
     return MakeError(ACLNN_ERR_PARAM_INVALID,
                      "%s: tensor %s has a storage of %llu bytes but its aclrtMalloc block has "
@@ -121,8 +120,8 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum,
                                                aclDataType dataType, const int64_t* stride,
                                                int64_t offset, aclFormat format,
-                                               const int64_t* storageDims,
-                                               uint64_t storageDimsNum, void* tensorData) {
+                                               const int64_t* storageDims, uint64_t storageDimsNum,
+                                               void* tensorData) {
   if (const char* why = CheckCreate(viewDims, viewDimsNum, dataType, stride, offset, storageDims,
                                     storageDimsNum)) {
     SetRecentError(StrFormat("aclCreateTensor: rejected because %s.", why));

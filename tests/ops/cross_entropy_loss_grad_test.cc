@@ -141,9 +141,10 @@ TEST(CrossEntropyLossGradAccuracy, RandomisedLikeCannSystemTests) {
     }
   });
   for (const auto& kv : worst_ulp) {
-    std::printf("CrossEntropyLossGrad dtype %d: worst error %.3f ulp of the output dtype; "
-                "%.3f ulp on well-conditioned elements; at most %.0f%% of the tolerance used\n",
-                kv.first, kv.second, worst_conditioned[kv.first], 100.0 * worst_used[kv.first]);
+    std::printf(
+        "CrossEntropyLossGrad dtype %d: worst error %.3f ulp of the output dtype; "
+        "%.3f ulp on well-conditioned elements; at most %.0f%% of the tolerance used\n",
+        kv.first, kv.second, worst_conditioned[kv.first], 100.0 * worst_used[kv.first]);
   }
   std::printf("CrossEntropyLossGrad: %d randomised cases\n", cases);
   EXPECT_LE(worst_conditioned[ACL_FLOAT16], 1.0);
@@ -308,10 +309,10 @@ std::vector<CeValidationCase> CeValidationCases() {
   add("null_out", 161001, "out is null", [](auto& c) { c.null_arg = 4; });
   add("null_workspaceSize", 161001, "workspaceSize is null", [](auto& c) { c.null_arg = 5; });
   add("null_executor", 161001, "executor is null", [](auto& c) { c.null_arg = 6; });
-  add("logProb_f64", 161002, "logProb has dtype DOUBLE", [](auto& c) {
-    c.lp = c.grad = c.out = ACL_DOUBLE;
-  });
-  add("gradLoss_dtype", 161002, "gradLoss has dtype FLOAT16", [](auto& c) { c.grad = ACL_FLOAT16; });
+  add("logProb_f64", 161002, "logProb has dtype DOUBLE",
+      [](auto& c) { c.lp = c.grad = c.out = ACL_DOUBLE; });
+  add("gradLoss_dtype", 161002, "gradLoss has dtype FLOAT16",
+      [](auto& c) { c.grad = ACL_FLOAT16; });
   add("out_dtype", 161002, "out has dtype BF16", [](auto& c) { c.out = ACL_BF16; });
   add("gz_dtype", 161002, "gradZlossOptional has dtype BF16", [](auto& c) {
     c.has_gz = true;
@@ -322,8 +323,10 @@ std::vector<CeValidationCase> CeValidationCases() {
     c.lse = ACL_FLOAT16;
   });
   add("target_float", 161002, "target has dtype FLOAT", [](auto& c) { c.target = ACL_FLOAT; });
-  add("weight_f16", 161002, "weightOptional has dtype FLOAT16", [](auto& c) { c.weight = ACL_FLOAT16; });
-  add("reduction_unknown", 561002, "reductionOptional \"avg\"", [](auto& c) { c.reduction = "avg"; });
+  add("weight_f16", 161002, "weightOptional has dtype FLOAT16",
+      [](auto& c) { c.weight = ACL_FLOAT16; });
+  add("reduction_unknown", 561002, "reductionOptional \"avg\"",
+      [](auto& c) { c.reduction = "avg"; });
   add("ls_negative", 561002, "labelSmoothing -0.1 is outside [0, 1]", [](auto& c) { c.ls = -0.1; });
   add("ls_above_one", 561002, "labelSmoothing 1.5", [](auto& c) { c.ls = 1.5; });
   add("ls_nan", 561002, "labelSmoothing nan", [kNaN](auto& c) { c.ls = kNaN; });
@@ -340,13 +343,15 @@ std::vector<CeValidationCase> CeValidationCases() {
     c.out_shape = {2, 3, 1};
   });
   add("target_shape", 561002, "target has shape [3]", [](auto& c) { c.target_shape = {3}; });
-  add("weight_shape", 561002, "weightOptional has shape [4]", [](auto& c) { c.weight_shape = {4}; });
+  add("weight_shape", 561002, "weightOptional has shape [4]",
+      [](auto& c) { c.weight_shape = {4}; });
   add("gradLoss_N_for_mean", 561002, "must be 0-d or [1]", [](auto& c) { c.grad_shape = {2}; });
   add("gradLoss_1_for_none", 561002, "must be (N,) = [2]", [](auto& c) {
     c.reduction = "none";
     c.grad_shape = {1};
   });
-  add("gradLoss_0d_for_none", 561002, "for reduction \"none\"", [](auto& c) { c.reduction = "none"; });
+  add("gradLoss_0d_for_none", 561002, "for reduction \"none\"",
+      [](auto& c) { c.reduction = "none"; });
   add("gz_shape", 561002, "gradZlossOptional has shape [2]", [](auto& c) {
     c.has_gz = true;
     c.gz_shape = {2};

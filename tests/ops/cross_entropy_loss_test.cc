@@ -26,10 +26,13 @@ struct CeFwdTensors {
 CeFwdTensors MakeTensors(const CeConfig& cfg) {
   CeFwdTensors t;
   const std::vector<int64_t> scalar = cfg.ScalarShape();
-  t.input = std::make_unique<DeviceTensor>(cfg.dtype, std::vector<int64_t>{cfg.n, cfg.c}, cfg.layout);
-  t.target = std::make_unique<DeviceTensor>(cfg.target_dtype, std::vector<int64_t>{cfg.n}, cfg.layout);
+  t.input =
+      std::make_unique<DeviceTensor>(cfg.dtype, std::vector<int64_t>{cfg.n, cfg.c}, cfg.layout);
+  t.target =
+      std::make_unique<DeviceTensor>(cfg.target_dtype, std::vector<int64_t>{cfg.n}, cfg.layout);
   t.loss = std::make_unique<DeviceTensor>(cfg.dtype, scalar, cfg.layout);
-  t.log_prob = std::make_unique<DeviceTensor>(cfg.dtype, std::vector<int64_t>{cfg.n, cfg.c}, cfg.layout);
+  t.log_prob =
+      std::make_unique<DeviceTensor>(cfg.dtype, std::vector<int64_t>{cfg.n, cfg.c}, cfg.layout);
   t.zloss = std::make_unique<DeviceTensor>(cfg.dtype, scalar, cfg.layout);
   t.lse = std::make_unique<DeviceTensor>(cfg.dtype, std::vector<int64_t>{cfg.n}, cfg.layout);
   if (cfg.weight) {
@@ -70,8 +73,8 @@ CeBounds Bounds(const CeConfig& cfg, const std::vector<double>& x, const std::ve
     for (int64_t j = 0; j < c; ++j) mx = std::max(mx, x[i * c + j]);
     // log(S) = log(k) + log1p(R / k) with R's 264 roundings relative to R <= S (1 - e^-l).
     const double l = r.lse[i] - mx;
-    const double dl = kEps32 * (270.0 * (1.0 - std::exp(-l)) + 2.0 * l) +
-                      1.2e-16 * std::fabs(r.lse[i]);
+    const double dl =
+        kEps32 * (270.0 * (1.0 - std::exp(-l)) + 2.0 * l) + 1.2e-16 * std::fabs(r.lse[i]);
     b.lse.push_back(dl);
     if (t[i] == cfg.ignore_index) continue;
     for (int64_t j = 0; j < c; ++j) {
@@ -127,8 +130,8 @@ CeBounds Bounds(const CeConfig& cfg, const std::vector<double>& x, const std::ve
     double mx = -HUGE_VAL;
     for (int64_t j = 0; j < cfg.c; ++j) mx = std::max(mx, x[row * cfg.c + j]);
     const double l = e.lse[row] - mx;
-    lp_bound[i] = kEps32 * (2.0 * std::fabs(e.log_prob[i]) + 2.0 * l +
-                            270.0 * (1.0 - std::exp(-l)));
+    lp_bound[i] =
+        kEps32 * (2.0 * std::fabs(e.log_prob[i]) + 2.0 * l + 270.0 * (1.0 - std::exp(-l)));
   }
   ErrorStats s_lp, s_loss;
   auto res = CheckClose(t.log_prob->Get(), e.log_prob, lp_bound, cfg.dtype, cfg.dtype, &s_lp);
@@ -270,8 +273,8 @@ TEST(CrossEntropyLossTargets, EmptyBatch) {
 
 struct CeFwdValidationCase {
   const char* name;
-  aclDataType input = ACL_FLOAT, loss = ACL_FLOAT, lp = ACL_FLOAT, zl = ACL_FLOAT,
-              lse = ACL_FLOAT, target = ACL_INT64, weight = ACL_FLOAT;
+  aclDataType input = ACL_FLOAT, loss = ACL_FLOAT, lp = ACL_FLOAT, zl = ACL_FLOAT, lse = ACL_FLOAT,
+              target = ACL_INT64, weight = ACL_FLOAT;
   std::vector<int64_t> input_shape = {2, 3}, target_shape = {2}, weight_shape = {3},
                        loss_shape = {}, lp_shape = {2, 3}, zl_shape = {}, lse_shape = {2};
   bool has_weight = true;
@@ -293,8 +296,8 @@ std::vector<CeFwdValidationCase> CeFwdCases() {
     v.push_back(c);
   };
   const char* outs[] = {"input", "target", "lossOut", "logProbOut", "zlossOut", "lseForZlossOut"};
-  const char* names[] = {"null_input", "null_target", "null_lossOut", "null_logProbOut",
-                         "null_zlossOut", "null_lseForZlossOut"};
+  const char* names[] = {"null_input",      "null_target",   "null_lossOut",
+                         "null_logProbOut", "null_zlossOut", "null_lseForZlossOut"};
   for (int k = 0; k < 6; ++k) {
     static std::string msgs[6];
     msgs[k] = std::string(outs[k]) + " is null";
@@ -304,17 +307,20 @@ std::vector<CeFwdValidationCase> CeFwdCases() {
   add("loss_dtype", 161002, "lossOut has dtype FLOAT16", [](auto& c) { c.loss = ACL_FLOAT16; });
   add("lp_dtype", 161002, "logProbOut has dtype BF16", [](auto& c) { c.lp = ACL_BF16; });
   add("zl_dtype", 161002, "zlossOut has dtype DOUBLE", [](auto& c) { c.zl = ACL_DOUBLE; });
-  add("lse_dtype", 161002, "lseForZlossOut has dtype FLOAT16", [](auto& c) { c.lse = ACL_FLOAT16; });
+  add("lse_dtype", 161002, "lseForZlossOut has dtype FLOAT16",
+      [](auto& c) { c.lse = ACL_FLOAT16; });
   add("target_dtype", 161002, "target has dtype UINT8", [](auto& c) { c.target = ACL_UINT8; });
-  add("weight_dtype", 161002, "weightOptional has dtype DOUBLE", [](auto& c) { c.weight = ACL_DOUBLE; });
-  add("reduction", 561002, "reductionOptional \"batchmean\"", [](auto& c) { c.reduction = "batchmean"; });
+  add("weight_dtype", 161002, "weightOptional has dtype DOUBLE",
+      [](auto& c) { c.weight = ACL_DOUBLE; });
+  add("reduction", 561002, "reductionOptional \"batchmean\"",
+      [](auto& c) { c.reduction = "batchmean"; });
   add("ls", 561002, "labelSmoothing 2 is outside", [](auto& c) { c.ls = 2.0; });
   add("z", 561002, "lseSquareScaleForZloss -inf", [](auto& c) { c.z = -HUGE_VAL; });
-  add("input_1d", 561002, "input has shape [6] but must be 2-d", [](auto& c) {
-    c.input_shape = {6};
-  });
+  add("input_1d", 561002, "input has shape [6] but must be 2-d",
+      [](auto& c) { c.input_shape = {6}; });
   add("target_shape", 561002, "target has shape [2, 1]", [](auto& c) { c.target_shape = {2, 1}; });
-  add("weight_shape", 561002, "weightOptional has shape [2]", [](auto& c) { c.weight_shape = {2}; });
+  add("weight_shape", 561002, "weightOptional has shape [2]",
+      [](auto& c) { c.weight_shape = {2}; });
   add("loss_shape_mean", 561002, "lossOut has shape [2]", [](auto& c) { c.loss_shape = {2}; });
   add("loss_shape_none", 561002, "lossOut has shape []", [](auto& c) {
     c.reduction = "none";
@@ -354,8 +360,8 @@ TEST_P(CrossEntropyLossValidation, CodeMessageAndCanaries) {
   aclOpExecutor* ex = nullptr;
   const int st = aclnnCrossEntropyLossGetWorkspaceSize(
       c.null_arg == 1 ? nullptr : input.get(), c.null_arg == 2 ? nullptr : target.get(),
-      c.has_weight ? weight.get() : nullptr, const_cast<char*>(c.reduction), -100, c.ls, c.z,
-      true, c.null_arg == 3 ? nullptr : loss.get(), c.null_arg == 4 ? nullptr : lp.get(),
+      c.has_weight ? weight.get() : nullptr, const_cast<char*>(c.reduction), -100, c.ls, c.z, true,
+      c.null_arg == 3 ? nullptr : loss.get(), c.null_arg == 4 ? nullptr : lp.get(),
       c.null_arg == 5 ? nullptr : zl.get(), c.null_arg == 6 ? nullptr : lse.get(), &ws, &ex);
   EXPECT_EQ(st, c.expect);
   const std::string msg = TakeMessage();

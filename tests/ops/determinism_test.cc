@@ -69,8 +69,8 @@ std::vector<double> Lsm(aclDataType dt, const std::vector<int64_t>& shape, int64
 
 std::vector<double> CeGrad(aclDataType dt, int64_t n, int64_t c) {
   std::mt19937_64 rng(3);
-  DeviceTensor g(dt, {}), lp(dt, {n, c}), target(ACL_INT64, {n}), w(ACL_FLOAT, {c}),
-      lse(dt, {n}), out(dt, {n, c});
+  DeviceTensor g(dt, {}), lp(dt, {n, c}), target(ACL_INT64, {n}), w(ACL_FLOAT, {c}), lse(dt, {n}),
+      out(dt, {n, c});
   g.Set({1.5});
   lp.Set(Uniform(rng, n * c, -12.0, 0.0));
   std::vector<double> t(static_cast<size_t>(n));
@@ -80,10 +80,9 @@ std::vector<double> CeGrad(aclDataType dt, int64_t n, int64_t c) {
   lse.Set(Uniform(rng, n, 5.0, 10.0));
   const OpResult r = RunOp(
       [&](uint64_t* ws, aclOpExecutor** ex) {
-        return aclnnCrossEntropyLossGradGetWorkspaceSize(g.get(), lp.get(), target.get(), w.get(),
-                                                         nullptr, lse.get(),
-                                                         const_cast<char*>("mean"), -100, 0.1,
-                                                         1e-3, out.get(), ws, ex);
+        return aclnnCrossEntropyLossGradGetWorkspaceSize(
+            g.get(), lp.get(), target.get(), w.get(), nullptr, lse.get(), const_cast<char*>("mean"),
+            -100, 0.1, 1e-3, out.get(), ws, ex);
       },
       aclnnCrossEntropyLossGrad);
   EXPECT_EQ(r.status, 0) << r.message;
@@ -101,10 +100,9 @@ std::vector<double> CeFwd(aclDataType dt, int64_t n, int64_t c) {
   w.Set(Uniform(rng, c, 0.5, 2.0));
   const OpResult r = RunOp(
       [&](uint64_t* ws, aclOpExecutor** ex) {
-        return aclnnCrossEntropyLossGetWorkspaceSize(x.get(), target.get(), w.get(),
-                                                     const_cast<char*>("mean"), -100, 0.1, 1e-3,
-                                                     true, loss.get(), lp.get(), zl.get(),
-                                                     lse.get(), ws, ex);
+        return aclnnCrossEntropyLossGetWorkspaceSize(
+            x.get(), target.get(), w.get(), const_cast<char*>("mean"), -100, 0.1, 1e-3, true,
+            loss.get(), lp.get(), zl.get(), lse.get(), ws, ex);
       },
       aclnnCrossEntropyLoss);
   EXPECT_EQ(r.status, 0) << r.message;
@@ -120,10 +118,18 @@ std::vector<double> CeFwd(aclDataType dt, int64_t n, int64_t c) {
 
 TEST(Determinism, LogSoftmaxBackward) {
   for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
-    ExpectSameForAnyThreads("rows", [&] { return LsmBwd(dt, {64, 3000}, -1, Layout::kContiguous); });
-    ExpectSameForAnyThreads("split rows", [&] { return LsmBwd(dt, {1, 70000}, -1, Layout::kContiguous); });
-    ExpectSameForAnyThreads("split rows 3", [&] { return LsmBwd(dt, {3, 40000}, 1, Layout::kContiguous); });
-    ExpectSameForAnyThreads("columns", [&] { return LsmBwd(dt, {8, 300, 96}, 1, Layout::kContiguous); });
+    ExpectSameForAnyThreads("rows", [&] {
+      return LsmBwd(dt, {64, 3000}, -1, Layout::kContiguous);
+    });
+    ExpectSameForAnyThreads("split rows", [&] {
+      return LsmBwd(dt, {1, 70000}, -1, Layout::kContiguous);
+    });
+    ExpectSameForAnyThreads("split rows 3", [&] {
+      return LsmBwd(dt, {3, 40000}, 1, Layout::kContiguous);
+    });
+    ExpectSameForAnyThreads("columns", [&] {
+      return LsmBwd(dt, {8, 300, 96}, 1, Layout::kContiguous);
+    });
     ExpectSameForAnyThreads("gather", [&] { return LsmBwd(dt, {40, 500}, 1, Layout::kPadded); });
   }
 }

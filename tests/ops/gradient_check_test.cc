@@ -92,24 +92,28 @@ TEST(GradientCheck, LogSoftmaxBackwardIsTheDerivativeOfLogSoftmax) {
     ty.Set(LibLogSoftmax(x, shape, dim));
     const OpResult r = RunOp(
         [&](uint64_t* ws, aclOpExecutor** ex) {
-          return aclnnLogSoftmaxBackwardGetWorkspaceSize(tg.get(), ty.get(), dim, tout.get(), ws, ex);
+          return aclnnLogSoftmaxBackwardGetWorkspaceSize(tg.get(), ty.get(), dim, tout.get(), ws,
+                                                         ex);
         },
         aclnnLogSoftmaxBackward);
     ASSERT_EQ(r.status, 0) << r.message;
     const std::vector<double> grad = tout.Get();
-    const auto fd_ref = CentralDifferences(
-        x, 1e-6, [&](const std::vector<double>& v) { return Dot(g, ref::LogSoftmax(v, shape, d)); });
-    const auto fd_lib = CentralDifferences(
-        x, 1e-2, [&](const std::vector<double>& v) { return Dot(g, LibLogSoftmax(v, shape, dim)); });
+    const auto fd_ref = CentralDifferences(x, 1e-6, [&](const std::vector<double>& v) {
+      return Dot(g, ref::LogSoftmax(v, shape, d));
+    });
+    const auto fd_lib = CentralDifferences(x, 1e-2, [&](const std::vector<double>& v) {
+      return Dot(g, LibLogSoftmax(v, shape, dim));
+    });
     const double er = NormwiseRelError(grad, fd_ref), el = NormwiseRelError(grad, fd_lib);
     worst.ref = std::max(worst.ref, er);
     worst.lib = std::max(worst.lib, el);
     EXPECT_LT(er, 1e-5);  // f32 backward vs an O(h^2) = 1e-12 double derivative
     EXPECT_LT(el, 2e-3);  // f32 forward: O(h^2) + rounding / h
   }
-  std::printf("LogSoftmax -> LogSoftmaxBackward: worst relative error %.2e (vs double finite "
-              "differences), %.2e (vs f32 library finite differences)\n",
-              worst.ref, worst.lib);
+  std::printf(
+      "LogSoftmax -> LogSoftmaxBackward: worst relative error %.2e (vs double finite "
+      "differences), %.2e (vs f32 library finite differences)\n",
+      worst.ref, worst.lib);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -131,8 +135,8 @@ LibForward LibCrossEntropy(const CeConfig& cfg, const std::vector<double>& x,
         return aclnnCrossEntropyLossGetWorkspaceSize(
             in.get(), target.get(), weight ? weight->get() : nullptr,
             const_cast<char*>(ReductionString(cfg.reduction)), cfg.ignore_index,
-            cfg.label_smoothing, cfg.zloss_scale, true, loss.get(), lp.get(), zl.get(),
-            lse.get(), ws, ex);
+            cfg.label_smoothing, cfg.zloss_scale, true, loss.get(), lp.get(), zl.get(), lse.get(),
+            ws, ex);
       },
       aclnnCrossEntropyLoss);
   EXPECT_EQ(r.status, 0) << r.message;
@@ -162,7 +166,7 @@ TEST(GradientCheck, CrossEntropyLossGradIsTheDerivativeOfCrossEntropyLoss) {
             std::vector<double> x = Uniform(rng, cfg.n * cfg.c, -2.0, 2.0);
             for (double& e : x) e = ref::RoundTo(ACL_FLOAT, e);
             std::vector<int64_t> t = RandomTargets(rng, cfg);
-            t[0] = 1;            // at least one row counts
+            t[0] = 1;                 // at least one row counts
             t[1] = cfg.ignore_index;  // and one is ignored
             DeviceTensor target(ACL_INT64, {cfg.n});
             target.Set(AsDoubles(t));
@@ -221,9 +225,10 @@ TEST(GradientCheck, CrossEntropyLossGradIsTheDerivativeOfCrossEntropyLoss) {
       }
     }
   }
-  std::printf("CrossEntropyLoss -> CrossEntropyLossGrad (%d cases): worst relative error %.2e "
-              "(vs double finite differences), %.2e (vs f32 library finite differences)\n",
-              cases, worst.ref, worst.lib);
+  std::printf(
+      "CrossEntropyLoss -> CrossEntropyLossGrad (%d cases): worst relative error %.2e "
+      "(vs double finite differences), %.2e (vs f32 library finite differences)\n",
+      cases, worst.ref, worst.lib);
 }
 
 }  // namespace

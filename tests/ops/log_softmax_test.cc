@@ -164,10 +164,9 @@ TEST_P(LogSoftmaxValidation, CodeMessageAndCanaries) {
   out.FillCanaries();
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
-  const int st = aclnnLogSoftmaxGetWorkspaceSize(c.null_arg == 1 ? nullptr : x.get(), c.dim,
-                                                 c.null_arg == 2 ? nullptr : out.get(),
-                                                 c.null_arg == 3 ? nullptr : &ws,
-                                                 c.null_arg == 4 ? nullptr : &ex);
+  const int st = aclnnLogSoftmaxGetWorkspaceSize(
+      c.null_arg == 1 ? nullptr : x.get(), c.dim, c.null_arg == 2 ? nullptr : out.get(),
+      c.null_arg == 3 ? nullptr : &ws, c.null_arg == 4 ? nullptr : &ex);
   EXPECT_EQ(st, c.expect);
   const std::string msg = TakeMessage();
   if (c.expect != 0) {
@@ -190,12 +189,26 @@ const LsmValidationCase kLsmCases[] = {
     {"null_out", ACL_FLOAT, ACL_FLOAT, {2, 3}, {2, 3}, 1, 2, 161001, "out is null"},
     {"null_workspaceSize", ACL_FLOAT, ACL_FLOAT, {2, 3}, {2, 3}, 1, 3, 161001, "workspaceSize"},
     {"null_executor", ACL_FLOAT, ACL_FLOAT, {2, 3}, {2, 3}, 1, 4, 161001, "executor is null"},
-    {"dim_before_dtype", ACL_INT32, ACL_FLOAT, {2, 3}, {2, 3}, 2, 0, 161002,
+    {"dim_before_dtype",
+     ACL_INT32,
+     ACL_FLOAT,
+     {2, 3},
+     {2, 3},
+     2,
+     0,
+     161002,
      "dim 2 is out of range"},
     {"self_int", ACL_INT32, ACL_FLOAT, {2, 3}, {2, 3}, 1, 0, 161002, "self has dtype INT32"},
     {"out_int", ACL_FLOAT, ACL_INT64, {2, 3}, {2, 3}, 1, 0, 161002, "out has dtype INT64"},
-    {"nine_dims", ACL_FLOAT, ACL_FLOAT, {1, 1, 1, 1, 1, 1, 1, 1, 2}, {1, 1, 1, 1, 1, 1, 1, 1, 2},
-     0, 0, 161002, "9 dimensions"},
+    {"nine_dims",
+     ACL_FLOAT,
+     ACL_FLOAT,
+     {1, 1, 1, 1, 1, 1, 1, 1, 2},
+     {1, 1, 1, 1, 1, 1, 1, 1, 2},
+     0,
+     0,
+     161002,
+     "9 dimensions"},
     {"shape_mismatch", ACL_FLOAT, ACL_FLOAT, {2, 3}, {3, 2}, 1, 0, 161002, "out has shape [3, 2]"},
     {"empty_after_checks", ACL_FLOAT, ACL_FLOAT, {0, 3}, {0, 3}, 1, 0, 0, ""},
     {"empty_still_checks_dtype", ACL_INT8, ACL_FLOAT, {0, 3}, {0, 3}, 1, 0, 161002, "INT8"},

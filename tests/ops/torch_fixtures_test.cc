@@ -70,8 +70,8 @@ TEST(TorchFixtures, CrossEntropyLossGradMatchesAutograd) {
           return aclnnCrossEntropyLossGradGetWorkspaceSize(
               grad.get(), lp.get(), target.get(), weight ? weight->get() : nullptr,
               f.Int("grad_zloss") ? gz.get() : nullptr, z != 0.0 ? lse.get() : nullptr,
-              const_cast<char*>(reduction.c_str()), f.Int("ignore_index"),
-              f.Num("label_smoothing"), z, out.get(), ws, ex);
+              const_cast<char*>(reduction.c_str()), f.Int("ignore_index"), f.Num("label_smoothing"),
+              z, out.get(), ws, ex);
         },
         aclnnCrossEntropyLossGrad);
     ASSERT_EQ(r.status, 0) << r.message;
@@ -166,9 +166,8 @@ TEST(TorchFixtures, CrossEntropyLossMatchesTorch) {
         [&](uint64_t* ws, aclOpExecutor** ex) {
           return aclnnCrossEntropyLossGetWorkspaceSize(
               x.get(), target.get(), weight ? weight->get() : nullptr,
-              const_cast<char*>(reduction.c_str()), f.Int("ignore_index"),
-              f.Num("label_smoothing"), z, true, loss.get(), lp.get(), zl.get(), lse.get(), ws,
-              ex);
+              const_cast<char*>(reduction.c_str()), f.Int("ignore_index"), f.Num("label_smoothing"),
+              z, true, loss.get(), lp.get(), zl.get(), lse.get(), ws, ex);
         },
         aclnnCrossEntropyLoss);
     ASSERT_EQ(r.status, 0) << r.message;

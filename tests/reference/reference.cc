@@ -8,10 +8,14 @@ namespace ref {
 
 FloatFormat FormatOf(aclDataType t) {
   switch (t) {
-    case ACL_FLOAT16: return {11, -14, 65504.0};
-    case ACL_BF16: return {8, -126, std::ldexp(255.0, 120)};  // (2 - 2^-7) * 2^127
-    case ACL_DOUBLE: return {53, -1022, std::numeric_limits<double>::max()};
-    default: return {24, -126, static_cast<double>(std::numeric_limits<float>::max())};
+    case ACL_FLOAT16:
+      return {11, -14, 65504.0};
+    case ACL_BF16:
+      return {8, -126, std::ldexp(255.0, 120)};  // (2 - 2^-7) * 2^127
+    case ACL_DOUBLE:
+      return {53, -1022, std::numeric_limits<double>::max()};
+    default:
+      return {24, -126, static_cast<double>(std::numeric_limits<float>::max())};
   }
 }
 
@@ -19,9 +23,9 @@ double RoundTo(aclDataType t, double v) {
   if (t == ACL_DOUBLE || std::isnan(v) || std::isinf(v) || v == 0.0) return v;
   const FloatFormat f = FormatOf(t);
   int e;
-  std::frexp(v, &e);  // |v| = m * 2^e, m in [0.5, 1): leading bit weighs 2^(e-1)
-  int q = e - f.precision;                  // exponent of the last significand bit
-  q = std::max(q, f.min_exp - f.precision + 1);  // subnormal spacing
+  std::frexp(v, &e);        // |v| = m * 2^e, m in [0.5, 1): leading bit weighs 2^(e-1)
+  int q = e - f.precision;  // exponent of the last significand bit
+  q = std::max(q, f.min_exp - f.precision + 1);                       // subnormal spacing
   const double r = std::ldexp(std::nearbyint(std::ldexp(v, -q)), q);  // exact scaling, RNE
   if (std::fabs(r) > f.max_finite) return std::copysign(HUGE_VAL, v);
   return r;
@@ -118,9 +122,8 @@ void ForEachSlice(const Shape& shape, int dim, F&& fn) {
 
 }  // namespace
 
-std::vector<double> LogSoftmaxBackward(const std::vector<double>& g,
-                                       const std::vector<double>& y, const Shape& shape,
-                                       int dim) {
+std::vector<double> LogSoftmaxBackward(const std::vector<double>& g, const std::vector<double>& y,
+                                       const Shape& shape, int dim) {
   std::vector<double> out(g.size());
   ForEachSlice(shape, dim, [&](int64_t first, int64_t step, int64_t len) {
     double s = 0.0;

@@ -31,9 +31,8 @@ using Shape = std::vector<int64_t>;
 int64_t Numel(const Shape& s);
 
 // out = g - exp(y) * sum_dim(g); dim already wrapped (0-d: dim 0, one element).
-std::vector<double> LogSoftmaxBackward(const std::vector<double>& g,
-                                       const std::vector<double>& y, const Shape& shape,
-                                       int dim);
+std::vector<double> LogSoftmaxBackward(const std::vector<double>& g, const std::vector<double>& y,
+                                       const Shape& shape, int dim);
 // Per element: |g| + |exp(y) * S| and exp(y) * sum |g| (magnitudes for error bounds).
 void LogSoftmaxBackwardMagnitudes(const std::vector<double>& g, const std::vector<double>& y,
                                   const Shape& shape, int dim, std::vector<double>* terms,

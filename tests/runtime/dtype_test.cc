@@ -1,10 +1,11 @@
 // Scalar conversions of core/dtype.h against the reference's independent rounding.
+#include "core/dtype.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "core/dtype.h"
 #include "reference.h"
 
 using aclnn_cpu::StoreFromDouble;

@@ -28,7 +28,8 @@ namespace {
 // A plan whose work is a callback; large work_bytes keeps it off the inline path.
 class CallbackPlan final : public Plan {
  public:
-  explicit CallbackPlan(std::function<Status()> fn, uint64_t ws = 0) : fn_(std::move(fn)), ws_(ws) {}
+  explicit CallbackPlan(std::function<Status()> fn, uint64_t ws = 0)
+      : fn_(std::move(fn)), ws_(ws) {}
   Status Run(void*) const override { return fn_(); }
   uint64_t workspace_bytes() const override { return ws_; }
   uint64_t work_bytes() const override { return uint64_t{1} << 40; }
@@ -53,7 +54,8 @@ int Enqueue(aclOpExecutor* ex, aclrtStream s, void* ws = nullptr, uint64_t size 
 }
 
 bool WaitFor(const std::atomic<bool>& flag, int ms = 5000) {
-  for (int i = 0; i < ms && !flag.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < ms && !flag.load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return flag.load();
 }
 
@@ -81,7 +83,8 @@ TEST(Stream, RunsAsynchronouslyAndInOrder) {
   std::vector<int> order;
   ASSERT_EQ(Enqueue(MakeExecutor([&] {
                       // Blocks until the caller, which enqueued without waiting, releases it.
-                      if (!WaitFor(release)) return Status{ACL_ERROR_INTERNAL_ERROR, "never released"};
+                      if (!WaitFor(release))
+                        return Status{ACL_ERROR_INTERNAL_ERROR, "never released"};
                       order.push_back(1);
                       return Status{};
                     }),
@@ -149,7 +152,7 @@ TEST(Stream, ErrorsSurfaceAtSynchronizeOnce) {
   EXPECT_EQ(aclrtSynchronizeStream(s), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(ran.load(), 2);
   EXPECT_EQ(TakeMessage(), "first failure.");
-  EXPECT_EQ(TakeMessage(), "");  // reading clears it
+  EXPECT_EQ(TakeMessage(), "");             // reading clears it
   EXPECT_EQ(aclrtSynchronizeStream(s), 0);  // cleared by the previous synchronize
   EXPECT_EQ(aclrtDestroyStream(s), 0);
 }
@@ -194,7 +197,11 @@ TEST(Stream, MemcpyAsyncIsOrderedWithWork) {
   const size_t n = 1 << 20;  // large enough to queue rather than run inline
   std::vector<char> src1(n, 1), src2(n, 2), dst(n, 0);
   std::atomic<bool> release{false};
-  ASSERT_EQ(Enqueue(MakeExecutor([&] { return WaitFor(release) ? Status{} : Status{1, "x"}; }), s), 0);
+  ASSERT_EQ(Enqueue(MakeExecutor([&] {
+                      return WaitFor(release) ? Status{} : Status{1, "x"};
+                    }),
+                    s),
+            0);
   ASSERT_EQ(aclrtMemcpyAsync(dst.data(), n, src1.data(), n, ACL_MEMCPY_DEVICE_TO_HOST, s), 0);
   ASSERT_EQ(aclrtMemcpyAsync(dst.data(), n, src2.data(), n, ACL_MEMCPY_DEVICE_TO_HOST, s), 0);
   EXPECT_EQ(dst[0], 0);
@@ -242,7 +249,8 @@ TEST(Executor, WorkspaceChecks) {
   EXPECT_EQ(aclSetAclOpExecutorRepeatable(ex), 0);
   std::vector<char> ws(256);
   EXPECT_EQ(Enqueue(ex, nullptr, ws.data(), 128), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_NE(TakeMessage().find("workspaceSize 128 is smaller than the 256 bytes"), std::string::npos);
+  EXPECT_NE(TakeMessage().find("workspaceSize 128 is smaller than the 256 bytes"),
+            std::string::npos);
   EXPECT_EQ(Enqueue(ex, nullptr, nullptr, 256), ACLNN_ERR_PARAM_INVALID);
   EXPECT_NE(TakeMessage().find("workspace is null"), std::string::npos);
   EXPECT_EQ(Enqueue(ex, nullptr, ws.data(), 256), 0);
@@ -314,13 +322,14 @@ TEST(Memory, CopyAndSet) {
   EXPECT_EQ(static_cast<unsigned char*>(p)[63], 7);
   EXPECT_EQ(aclrtMemset(p, 64, 7, 65), ACL_ERROR_INVALID_PARAM);
   std::vector<char> host(64, 3);
-  for (aclrtMemcpyKind k : {ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE,
-                            ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_DEVICE_TO_DEVICE,
-                            ACL_MEMCPY_DEFAULT}) {
+  for (aclrtMemcpyKind k :
+       {ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
+        ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEFAULT}) {
     EXPECT_EQ(aclrtMemcpy(p, 64, host.data(), 64, k), 0);
   }
   EXPECT_EQ(static_cast<char*>(p)[10], 3);
-  EXPECT_EQ(aclrtMemcpy(p, 32, host.data(), 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclrtMemcpy(p, 32, host.data(), 64, ACL_MEMCPY_HOST_TO_DEVICE),
+            ACL_ERROR_INVALID_PARAM);
   EXPECT_NE(TakeMessage().find("count 64 exceeds destMax 32"), std::string::npos);
   EXPECT_EQ(aclrtMemcpy(p, 64, host.data(), 8, static_cast<aclrtMemcpyKind>(9)),
             ACL_ERROR_INVALID_PARAM);
@@ -367,18 +376,25 @@ TEST(Tensor, CreationRulesAndGetters) {
   aclDestroyTensor(s);
 
   const int64_t neg[] = {2, -1}, negs[] = {3, -1}, big[] = {9, 3};  // reaches element 26 of 24
-  EXPECT_EQ(aclCreateTensor(neg, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, buf), nullptr);
+  EXPECT_EQ(aclCreateTensor(neg, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, buf),
+            nullptr);
   EXPECT_NE(TakeMessage().find("view dimension is negative"), std::string::npos);
   EXPECT_EQ(aclCreateTensor(shape, 2, ACL_FLOAT, negs, 0, ACL_FORMAT_ND, storage, 1, buf), nullptr);
-  EXPECT_EQ(aclCreateTensor(shape, 2, ACL_FLOAT, strides, -1, ACL_FORMAT_ND, storage, 1, buf), nullptr);
-  EXPECT_EQ(aclCreateTensor(big, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, buf), nullptr);
+  EXPECT_EQ(aclCreateTensor(shape, 2, ACL_FLOAT, strides, -1, ACL_FORMAT_ND, storage, 1, buf),
+            nullptr);
+  EXPECT_EQ(aclCreateTensor(big, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, buf),
+            nullptr);
   EXPECT_NE(TakeMessage().find("reaches outside the storage"), std::string::npos);
-  EXPECT_EQ(aclCreateTensor(shape, 2, ACL_FLOAT, strides, 19, ACL_FORMAT_ND, storage, 1, buf), nullptr);
-  aclTensor* last = aclCreateTensor(shape, 2, ACL_FLOAT, strides, 18, ACL_FORMAT_ND, storage, 1, buf);
+  EXPECT_EQ(aclCreateTensor(shape, 2, ACL_FLOAT, strides, 19, ACL_FORMAT_ND, storage, 1, buf),
+            nullptr);
+  aclTensor* last =
+      aclCreateTensor(shape, 2, ACL_FLOAT, strides, 18, ACL_FORMAT_ND, storage, 1, buf);
   EXPECT_NE(last, nullptr);  // reaches element 23 of 24
   aclDestroyTensor(last);
-  EXPECT_EQ(aclCreateTensor(nullptr, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, buf), nullptr);
-  EXPECT_EQ(aclCreateTensor(shape, 2, ACL_DT_UNDEFINED, strides, 0, ACL_FORMAT_ND, storage, 1, buf), nullptr);
+  EXPECT_EQ(aclCreateTensor(nullptr, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, buf),
+            nullptr);
+  EXPECT_EQ(aclCreateTensor(shape, 2, ACL_DT_UNDEFINED, strides, 0, ACL_FORMAT_ND, storage, 1, buf),
+            nullptr);
   TakeMessage();
 }
 

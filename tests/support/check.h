@@ -59,8 +59,8 @@ inline ::testing::AssertionResult CheckClose(const std::vector<double>& got,
       const bool same = (std::isnan(r) && std::isnan(got[i])) || r == got[i];
       if (!same) {
         return ::testing::AssertionFailure()
-               << "element " << i << ": got " << got[i] << ", reference " << refv[i]
-               << " (rounded " << r << ")";
+               << "element " << i << ": got " << got[i] << ", reference " << refv[i] << " (rounded "
+               << r << ")";
       }
       continue;
     }
@@ -74,18 +74,18 @@ inline ::testing::AssertionResult CheckClose(const std::vector<double>& got,
     }
     if (!(err <= tol)) {
       return ::testing::AssertionFailure()
-             << "element " << i << ": got " << got[i] << ", reference " << refv[i]
-             << ", error " << err << " > tolerance " << tol << " (bound " << bound[i] << ")";
+             << "element " << i << ": got " << got[i] << ", reference " << refv[i] << ", error "
+             << err << " > tolerance " << tol << " (bound " << bound[i] << ")";
     }
   }
   return ::testing::AssertionSuccess();
 }
 
 struct OpResult {
-  int status = 0;         // first non-success code (phase 1, phase 2 or synchronize)
-  int failed_step = 0;    // 1, 2 or 3; 0 on success
+  int status = 0;       // first non-success code (phase 1, phase 2 or synchronize)
+  int failed_step = 0;  // 1, 2 or 3; 0 on success
   uint64_t workspace = 0;
-  std::string message;    // aclGetRecentErrMsg() after the failing step
+  std::string message;  // aclGetRecentErrMsg() after the failing step
 };
 
 inline std::string TakeMessage() {

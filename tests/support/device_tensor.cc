@@ -10,10 +10,14 @@ namespace testing_support {
 
 const char* LayoutName(Layout l) {
   switch (l) {
-    case Layout::kContiguous: return "contiguous";
-    case Layout::kTransposed: return "transposed";
-    case Layout::kOffset: return "offset";
-    case Layout::kPadded: return "padded";
+    case Layout::kContiguous:
+      return "contiguous";
+    case Layout::kTransposed:
+      return "transposed";
+    case Layout::kOffset:
+      return "offset";
+    case Layout::kPadded:
+      return "padded";
   }
   return "?";
 }
@@ -21,13 +25,17 @@ const char* LayoutName(Layout l) {
 int64_t DtypeBytes(aclDataType t) {
   switch (t) {
     case ACL_FLOAT16:
-    case ACL_BF16: return 2;
+    case ACL_BF16:
+      return 2;
     case ACL_DOUBLE:
-    case ACL_INT64: return 8;
+    case ACL_INT64:
+      return 8;
     case ACL_INT8:
     case ACL_UINT8:
-    case ACL_BOOL: return 1;
-    default: return 4;
+    case ACL_BOOL:
+      return 1;
+    default:
+      return 4;
   }
 }
 
@@ -91,7 +99,8 @@ int64_t DeviceTensor::ElementOffset(int64_t logical) const {
 std::vector<double> DeviceTensor::Rounded(const std::vector<double>& values) const {
   std::vector<double> r(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
-    r[i] = (dtype_ == ACL_INT64 || dtype_ == ACL_INT32) ? values[i] : ref::RoundTo(dtype_, values[i]);
+    r[i] =
+        (dtype_ == ACL_INT64 || dtype_ == ACL_INT32) ? values[i] : ref::RoundTo(dtype_, values[i]);
   }
   return r;
 }

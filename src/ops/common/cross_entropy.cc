@@ -12,9 +12,12 @@ namespace ce {
 
 const char* ReductionName(Reduction r) {
   switch (r) {
-    case Reduction::kNone: return "none";
-    case Reduction::kMean: return "mean";
-    case Reduction::kSum: return "sum";
+    case Reduction::kNone:
+      return "none";
+    case Reduction::kMean:
+      return "mean";
+    case Reduction::kSum:
+      return "sum";
   }
   return "?";
 }
@@ -36,12 +39,12 @@ Status ParseReduction(const char* op, const char* s, Reduction* r) {
 
 Status CheckAttributes(const char* op, double ls, double z) {
   if (!(ls >= 0.0 && ls <= 1.0)) {
-    return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
-                     "%s: labelSmoothing %g is outside [0, 1].", op, ls);
+    return MakeError(ACLNN_ERR_INNER_TILING_ERROR, "%s: labelSmoothing %g is outside [0, 1].", op,
+                     ls);
   }
   if (!std::isfinite(z)) {
-    return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
-                     "%s: lseSquareScaleForZloss %g is not finite.", op, z);
+    return MakeError(ACLNN_ERR_INNER_TILING_ERROR, "%s: lseSquareScaleForZloss %g is not finite.",
+                     op, z);
   }
   return OkStatus();
 }
@@ -61,9 +64,9 @@ Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Redu
                    ShapeString(t).c_str(), ReductionName(r));
 }
 
-Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight,
-                   int64_t n, int64_t c, int64_t ignore_index, Reduction r, float* w_contig,
-                   RowTarget* rows, TargetScan* scan) {
+Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight, int64_t n,
+                   int64_t c, int64_t ignore_index, Reduction r, float* w_contig, RowTarget* rows,
+                   TargetScan* scan) {
   const int64_t tstride = target.rank == 1 ? target.strides[0] : 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);

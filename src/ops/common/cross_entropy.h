@@ -19,13 +19,12 @@ Status ParseReduction(const char* op, const char* s, Reduction* r);
 // labelSmoothing in [0, 1] (not NaN) and a finite z-loss scale (561002).
 Status CheckAttributes(const char* op, double label_smoothing, double zloss_scale);
 // For a per-row (none) or scalar (mean/sum) tensor: (N,) or, for mean/sum, 0-d or (1,).
-Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r,
-                      int64_t n);
+Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r, int64_t n);
 
 // One row's target after the scan.
 struct RowTarget {
-  int64_t t;   // the target class, or -1 for an ignored row
-  double w;    // weight of the target class (0 for an ignored row)
+  int64_t t;  // the target class, or -1 for an ignored row
+  double w;   // weight of the target class (0 for an ignored row)
 };
 
 struct TargetScan {
@@ -38,9 +37,9 @@ struct TargetScan {
 // and fills rows[0..N) and the sums in a fixed order. weight (FLOAT, nullable) is copied to
 // w_contig[0..C) when non-null. On a bad target returns ACL_ERROR_INVALID_PARAM naming the
 // first bad row and value; nothing has been written to any output then.
-Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight,
-                   int64_t n, int64_t c, int64_t ignore_index, Reduction r, float* w_contig,
-                   RowTarget* rows, TargetScan* scan);
+Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight, int64_t n,
+                   int64_t c, int64_t ignore_index, Reduction r, float* w_contig, RowTarget* rows,
+                   TargetScan* scan);
 
 }  // namespace ce
 }  // namespace aclnn_cpu

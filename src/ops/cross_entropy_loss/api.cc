@@ -1,6 +1,5 @@
 // C entry points of aclnnCrossEntropyLoss.
 #include "aclnnop/aclnn_cross_entropy_loss.h"
-
 #include "ops/common/phase1.h"
 #include "ops/cross_entropy_loss/plan.h"
 
@@ -14,16 +13,23 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
     double lseSquareScaleForZloss, bool returnZloss, const aclTensor* lossOut,
     const aclTensor* logProbOut, const aclTensor* zlossOut, const aclTensor* lseForZlossOut,
     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  const ce_fwd::Args args{input,          target,         weightOptional, reductionOptional,
-                          ignoreIndex,    labelSmoothing, lseSquareScaleForZloss,
-                          returnZloss,    lossOut,        logProbOut,     zlossOut,
+  const ce_fwd::Args args{input,
+                          target,
+                          weightOptional,
+                          reductionOptional,
+                          ignoreIndex,
+                          labelSmoothing,
+                          lseSquareScaleForZloss,
+                          returnZloss,
+                          lossOut,
+                          logProbOut,
+                          zlossOut,
                           lseForZlossOut};
   return Phase1(ce_fwd::kOp, args, ce_fwd::Validate, ce_fwd::MakePlan, workspaceSize, executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLoss(void* workspace, uint64_t workspaceSize,
-                                                      aclOpExecutor* executor,
-                                                      aclrtStream stream) {
+                                                      aclOpExecutor* executor, aclrtStream stream) {
   return RunPhase2(ce_fwd::kOp, workspace, workspaceSize, executor, stream);
 }
 

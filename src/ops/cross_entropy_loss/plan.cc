@@ -31,8 +31,7 @@ Status Validate(const Args& a, bool* empty) {
   ACLNN_RETURN_IF_ERROR(
       CheckSameDtype(kOp, "logProbOut", a.log_prob_out, "input", a.input, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "zlossOut", a.zloss_out, "input", a.input, kDtype));
-  ACLNN_RETURN_IF_ERROR(
-      CheckSameDtype(kOp, "lseForZlossOut", a.lse_out, "input", a.input, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "lseForZlossOut", a.lse_out, "input", a.input, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "target", a.target, {ACL_INT64, ACL_INT32}, kDtype));
   if (a.weight != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "weightOptional", a.weight, {ACL_FLOAT}, kDtype));
@@ -113,13 +112,13 @@ class CeFwdPlan final : public Plan {
   }
 
   std::string Describe() const override {
-    return StrFormat("N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s, "
-                     "kernel logsoftmax_%s, target %s, up to %d threads",
-                     static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
-                     ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
-                     return_zloss_ ? " (returned)" : "",
-                     contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
-                     target_name_, threads_);
+    return StrFormat(
+        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s, "
+        "kernel logsoftmax_%s, target %s, up to %d threads",
+        static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
+        ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
+        return_zloss_ ? " (returned)" : "", contiguous_ ? "contiguous-rows" : "gather-f32",
+        kernels_.dtype, target_name_, threads_);
   }
 
   Status Run(void* workspace) const override {
@@ -131,19 +130,17 @@ class CeFwdPlan final : public Plan {
                                           ignore_, reduction_, w, rows, &scan));
     float* scratch = Grant<float>(workspace, scratch_);
     const int64_t min_rows = std::max<int64_t>(1, 32768 / std::max<int64_t>(c_, 1));
-    ParallelFor(n_, std::min(threads_, NumThreads()), min_rows,
-                [&](int tid, int64_t b, int64_t e) {
-                  float* f = scratch + static_cast<int64_t>(tid) * c_;
-                  for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
-                });
+    ParallelFor(n_, std::min(threads_, NumThreads()), min_rows, [&](int tid, int64_t b, int64_t e) {
+      float* f = scratch + static_cast<int64_t>(tid) * c_;
+      for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
+    });
     WriteLosses(terms, scan);
     return OkStatus();
   }
 
  private:
   // logProb and lse of row i, and its loss terms (zero for an ignored row).
-  RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, double w_sum,
-                 float* f) const {
+  RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, double w_sum, float* f) const {
     const int64_t esz = DtypeSize(dtype_);
     const char* x = x_.data + i * x_.strides[0] * esz;
     char* lp = lp_.data + i * lp_.strides[0] * esz;

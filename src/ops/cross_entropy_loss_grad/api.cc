@@ -1,6 +1,5 @@
 // C entry points of aclnnCrossEntropyLossGrad.
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
-
 #include "ops/common/phase1.h"
 #include "ops/cross_entropy_loss_grad/plan.h"
 
@@ -14,15 +13,21 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGradGetWorkspaceSize(
     const aclTensor* lseForZlossOptional, char* reductionOptional, int64_t ignoreIndex,
     double labelSmoothing, double lseSquareScaleForZloss, const aclTensor* out,
     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  const ce_grad::Args args{gradLoss,           logProb,     target,         weightOptional,
-                           gradZlossOptional,  lseForZlossOptional,         reductionOptional,
-                           ignoreIndex,        labelSmoothing,              lseSquareScaleForZloss,
+  const ce_grad::Args args{gradLoss,
+                           logProb,
+                           target,
+                           weightOptional,
+                           gradZlossOptional,
+                           lseForZlossOptional,
+                           reductionOptional,
+                           ignoreIndex,
+                           labelSmoothing,
+                           lseSquareScaleForZloss,
                            out};
   return Phase1(ce_grad::kOp, args, ce_grad::Validate, ce_grad::MakePlan, workspaceSize, executor);
 }
 
-ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGrad(void* workspace,
-                                                          uint64_t workspaceSize,
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGrad(void* workspace, uint64_t workspaceSize,
                                                           aclOpExecutor* executor,
                                                           aclrtStream stream) {
   return RunPhase2(ce_grad::kOp, workspace, workspaceSize, executor, stream);

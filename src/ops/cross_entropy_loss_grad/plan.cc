@@ -26,7 +26,8 @@ Status Validate(const Args& a, bool* empty) {
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
   ACLNN_RETURN_IF_ERROR(
       CheckDtype(kOp, "logProb", a.log_prob, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kDtype));
-  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradLoss", a.grad_loss, "logProb", a.log_prob, kDtype));
+  ACLNN_RETURN_IF_ERROR(
+      CheckSameDtype(kOp, "gradLoss", a.grad_loss, "logProb", a.log_prob, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "out", a.out, "logProb", a.log_prob, kDtype));
   if (a.grad_zloss != nullptr) {
     ACLNN_RETURN_IF_ERROR(
@@ -121,8 +122,8 @@ class CeGradPlan final : public Plan {
     contiguous_ = (c_ == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
     threads_ = NumThreads();
-    stream_ = contiguous_ &&
-              static_cast<uint64_t>(n_ * c_ * DtypeSize(dtype_)) >= kStreamingOutputBytes;
+    stream_ =
+        contiguous_ && static_cast<uint64_t>(n_ * c_ * DtypeSize(dtype_)) >= kStreamingOutputBytes;
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n_));
     coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(n_));
     if (has_weight_) weights_ = booker_.Book<float>(static_cast<uint64_t>(c_));
@@ -138,12 +139,13 @@ class CeGradPlan final : public Plan {
   }
 
   std::string Describe() const override {
-    return StrFormat("N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g, path %s, "
-                     "kernel ce_grad_%s%s, target %s, up to %d threads",
-                     static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
-                     ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
-                     contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
-                     stream_ ? " (streaming stores)" : "", target_name_, threads_);
+    return StrFormat(
+        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g, path %s, "
+        "kernel ce_grad_%s%s, target %s, up to %d threads",
+        static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
+        ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
+        contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
+        stream_ ? " (streaming stores)" : "", target_name_, threads_);
   }
 
   Status Run(void* workspace) const override {

@@ -1,6 +1,5 @@
 // C entry points of aclnnLogSoftmax.
 #include "aclnnop/aclnn_logsoftmax.h"
-
 #include "ops/common/phase1.h"
 #include "ops/log_softmax/plan.h"
 
@@ -8,8 +7,8 @@ using namespace aclnn_cpu;
 
 extern "C" {
 
-ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self,
-                                                                int64_t dim, aclTensor* out,
+ACL_FUNC_VISIBILITY aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim,
+                                                                aclTensor* out,
                                                                 uint64_t* workspaceSize,
                                                                 aclOpExecutor** executor) {
   const lsm_fwd::Args args{self, dim, out};

@@ -75,13 +75,12 @@ class LsmFwdPlan final : public Plan {
 
   std::string Describe() const override {
     static const char* const kPaths[] = {"contiguous-rows", "gather-f32", "double"};
-    return StrFormat("%lld slices x %lld (axis stride %lld), %s -> %s, path %s, kernel "
-                     "logsoftmax_%s, target %s, up to %d threads",
-                     static_cast<long long>(geo_.num_slices),
-                     static_cast<long long>(geo_.axis_len),
-                     static_cast<long long>(geo_.axis_stride[0]), DtypeName(x_.dtype),
-                     DtypeName(o_.dtype), kPaths[static_cast<int>(path_)], kernels_.dtype,
-                     target_, threads_);
+    return StrFormat(
+        "%lld slices x %lld (axis stride %lld), %s -> %s, path %s, kernel "
+        "logsoftmax_%s, target %s, up to %d threads",
+        static_cast<long long>(geo_.num_slices), static_cast<long long>(geo_.axis_len),
+        static_cast<long long>(geo_.axis_stride[0]), DtypeName(x_.dtype), DtypeName(o_.dtype),
+        kPaths[static_cast<int>(path_)], kernels_.dtype, target_, threads_);
   }
 
   Status Run(void* workspace) const override {

@@ -6,8 +6,8 @@
 #include "core/validate.h"
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
-#include "ops/common/strided.h"
 #include "ops/common/slices.h"
+#include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
 #include "tensor/geometry.h"
@@ -29,8 +29,7 @@ Status Validate(const Args& a, bool* empty) {
       CheckDtype(kOp, "gradOutput", a.grad_output, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kBad));
   ACLNN_RETURN_IF_ERROR(
       CheckDtype(kOp, "output", a.output, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kBad));
-  ACLNN_RETURN_IF_ERROR(
-      CheckSameDtype(kOp, "gradOutput", a.grad_output, "output", a.output, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradOutput", a.grad_output, "output", a.output, kBad));
   ACLNN_RETURN_IF_ERROR(
       CheckDtype(kOp, "out", a.out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, kBad));
   ACLNN_RETURN_IF_ERROR(CheckMaxRank(kOp, "gradOutput", a.grad_output, kBad));
@@ -60,9 +59,9 @@ class LsmBwdPlan final : public Plan {
     geo_ = MakeSliceGeometry(ops, 3, static_cast<int>(axis));
     in_ = g_.dtype;
     const bool same = in_ == o_.dtype;
-    const bool rows_contiguous = geo_.axis_len == 1 || (geo_.axis_stride[0] == 1 &&
-                                                        geo_.axis_stride[1] == 1 &&
-                                                        geo_.axis_stride[2] == 1);
+    const bool rows_contiguous =
+        geo_.axis_len == 1 ||
+        (geo_.axis_stride[0] == 1 && geo_.axis_stride[1] == 1 && geo_.axis_stride[2] == 1);
     // Columns: the slices' innermost other dim is contiguous in all three tensors (e.g. dim 1
     // of a contiguous [64, 512, 1024]): tiles of kTileCols slices are vectorized across it.
     const int last = geo_.ndims - 1;
@@ -101,13 +100,12 @@ class LsmBwdPlan final : public Plan {
   }
 
   std::string Describe() const override {
-    return StrFormat("%lld slices x %lld (axis stride %lld), %s -> %s, path %s%s, kernel "
-                     "logsoftmax_bwd_%s, target %s, up to %d threads",
-                     static_cast<long long>(geo_.num_slices),
-                     static_cast<long long>(geo_.axis_len),
-                     static_cast<long long>(geo_.axis_stride[0]), DtypeName(in_),
-                     DtypeName(o_.dtype), PathName(), stream_ ? " (streaming stores)" : "",
-                     kernels_.dtype, target_, threads_);
+    return StrFormat(
+        "%lld slices x %lld (axis stride %lld), %s -> %s, path %s%s, kernel "
+        "logsoftmax_bwd_%s, target %s, up to %d threads",
+        static_cast<long long>(geo_.num_slices), static_cast<long long>(geo_.axis_len),
+        static_cast<long long>(geo_.axis_stride[0]), DtypeName(in_), DtypeName(o_.dtype),
+        PathName(), stream_ ? " (streaming stores)" : "", kernels_.dtype, target_, threads_);
   }
 
   Status Run(void* workspace) const override {
@@ -204,12 +202,11 @@ class LsmBwdPlan final : public Plan {
       for (int64_t it = b; it < e; ++it) {
         const int64_t o = it / tiles_per_outer_, j0 = (it % tiles_per_outer_) * tile_cols_;
         geo_.SliceOffsets(o * inner_ + j0, off);
-        kernels_.lsm_bwd_cols(g_.data + off[0] * esz, y_.data + off[1] * esz,
-                              o_.data + off[2] * esz, static_cast<size_t>(D),
-                              static_cast<size_t>(std::min(tile_cols_, inner_ - j0)),
-                              static_cast<size_t>(geo_.axis_stride[0]),
-                              static_cast<size_t>(geo_.axis_stride[1]),
-                              static_cast<size_t>(geo_.axis_stride[2]));
+        kernels_.lsm_bwd_cols(
+            g_.data + off[0] * esz, y_.data + off[1] * esz, o_.data + off[2] * esz,
+            static_cast<size_t>(D), static_cast<size_t>(std::min(tile_cols_, inner_ - j0)),
+            static_cast<size_t>(geo_.axis_stride[0]), static_cast<size_t>(geo_.axis_stride[1]),
+            static_cast<size_t>(geo_.axis_stride[2]));
       }
     });
   }
