@@ -25,6 +25,9 @@ typedef enum {
 } aclrtMemMallocPolicy;
 
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
+/* The library's version (aclnn-cpu's own major.minor.patch; CANN reports its release here). */
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
+                                             int32_t *patchVersion);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);

@@ -28,6 +28,17 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char* /*configPath*/) {
   return ACL_SUCCESS;
 }
 
+ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t* majorVersion, int32_t* minorVersion,
+                                             int32_t* patchVersion) {
+  if (majorVersion == nullptr || minorVersion == nullptr || patchVersion == nullptr) {
+    return Fail(MakeError(ACL_ERROR_INVALID_PARAM, "aclrtGetVersion: a version pointer is null."));
+  }
+  *majorVersion = ACLNN_CPU_VERSION_MAJOR;
+  *minorVersion = ACLNN_CPU_VERSION_MINOR;
+  *patchVersion = ACLNN_CPU_VERSION_PATCH;
+  return ACL_SUCCESS;
+}
+
 ACL_FUNC_VISIBILITY aclError aclFinalize(void) {
   aclnn_cpu::SynchronizeAllStreams();
   return ACL_SUCCESS;
