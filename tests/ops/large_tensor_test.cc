@@ -52,8 +52,7 @@ TEST(LargeTensor, MoreThanTwoToTheThirtyOneElements) {
   }
   double sum = 0.0;
   for (int64_t j = 0; j < cols; ++j) sum += aclnn_cpu::Bf16ToFloat(g[j]);
-  const double expect = aclnn_cpu::Bf16ToFloat(g[5]) -
-                        std::exp(aclnn_cpu::Bf16ToFloat(y[5])) * sum;
+  const double expect = aclnn_cpu::Bf16ToFloat(g[5]) - std::exp(aclnn_cpu::Bf16ToFloat(y[5])) * sum;
   EXPECT_NEAR(aclnn_cpu::Bf16ToFloat(o[(rows - 1) * cols + 5]), expect, 0.01 * std::fabs(expect));
   aclDestroyTensor(tg);
   aclDestroyTensor(ty);

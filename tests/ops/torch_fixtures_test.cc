@@ -30,17 +30,37 @@ std::vector<int64_t> ToInts(const std::vector<double>& v) {
   return std::vector<int64_t>(v.begin(), v.end());
 }
 
-}  // namespace
+// "2x3x4" -> {2, 3, 4}
+std::vector<int64_t> ParseShape(const std::string& s) {
+  std::vector<int64_t> shape;
+  for (size_t p = 0; p < s.size();) {
+    const size_t q = s.find('x', p);
+    shape.push_back(std::stoll(s.substr(p, q - p)));
+    p = q == std::string::npos ? s.size() : q + 1;
+  }
+  return shape;
+}
 
-TEST(TorchFixtures, CrossEntropyLossGradMatchesAutograd) {
+// Calls fn for tests/data/<prefix>_00.bin, _01.bin, ... until one is missing; returns the count.
+template <typename F>
+int ForEachFixture(const char* prefix, F&& fn) {
   int files = 0;
   for (int k = 0; k < 100; ++k) {
     char name[32];
-    std::snprintf(name, sizeof(name), "ce_%02d.bin", k);
+    std::snprintf(name, sizeof(name), "%s_%02d.bin", prefix, k);
     const Fixture f = LoadFixture(FixturePath(name));
     if (f.header.empty()) break;
     ++files;
     SCOPED_TRACE(std::string(name) + " (torch " + f.Get("torch") + ")");
+    fn(f);
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST(TorchFixtures, CrossEntropyLossGradMatchesAutograd) {
+  const int files = ForEachFixture("ce", [&](const Fixture& f) {
     const int64_t n = f.Int("n"), c = f.Int("c");
     const ref::Reduction red = ParseReduction(f.Get("reduction"));
     const bool none = red == ref::Reduction::kNone;
@@ -93,26 +113,13 @@ TEST(TorchFixtures, CrossEntropyLossGradMatchesAutograd) {
       bound[i] = kEps32 * (10.0 + 2.0 * std::fabs(lpv[i])) * mag[i];
     }
     EXPECT_TRUE(CheckClose(out.Get(), f.arrays.at("grad_x"), bound, ACL_FLOAT, ACL_FLOAT));
-  }
+  });
   EXPECT_GE(files, 12);
 }
 
 TEST(TorchFixtures, LogSoftmaxBackwardMatchesAutograd) {
-  int files = 0;
-  for (int k = 0; k < 100; ++k) {
-    char name[32];
-    std::snprintf(name, sizeof(name), "lsm_%02d.bin", k);
-    const Fixture f = LoadFixture(FixturePath(name));
-    if (f.header.empty()) break;
-    ++files;
-    SCOPED_TRACE(std::string(name) + " (torch " + f.Get("torch") + ")");
-    std::vector<int64_t> shape;
-    std::string s = f.Get("shape");
-    for (size_t p = 0; p < s.size();) {
-      const size_t q = s.find('x', p);
-      shape.push_back(std::stoll(s.substr(p, q - p)));
-      p = q == std::string::npos ? s.size() : q + 1;
-    }
+  const int files = ForEachFixture("lsm", [&](const Fixture& f) {
+    const std::vector<int64_t> shape = ParseShape(f.Get("shape"));
     const int64_t dim = f.Int("dim");
     DeviceTensor g(ACL_FLOAT, shape), y(ACL_FLOAT, shape), out(ACL_FLOAT, shape);
     const std::vector<double> gv = g.Rounded(f.arrays.at("grad_y"));
@@ -134,19 +141,12 @@ TEST(TorchFixtures, LogSoftmaxBackwardMatchesAutograd) {
       bound[i] = kEps32 * ((6.0 + std::fabs(yv[i])) * terms[i] + 300.0 * sum_terms[i]);
     }
     EXPECT_TRUE(CheckClose(out.Get(), f.arrays.at("grad_x"), bound, ACL_FLOAT, ACL_FLOAT));
-  }
+  });
   EXPECT_GE(files, 5);
 }
 
 TEST(TorchFixtures, CrossEntropyLossMatchesTorch) {
-  int files = 0;
-  for (int k = 0; k < 100; ++k) {
-    char name[32];
-    std::snprintf(name, sizeof(name), "ce_%02d.bin", k);
-    const Fixture f = LoadFixture(FixturePath(name));
-    if (f.header.empty()) break;
-    ++files;
-    SCOPED_TRACE(std::string(name) + " (torch " + f.Get("torch") + ")");
+  const int files = ForEachFixture("ce", [&](const Fixture& f) {
     const int64_t n = f.Int("n"), c = f.Int("c");
     const std::string reduction = f.Get("reduction");
     const std::vector<int64_t> scalar =
@@ -190,26 +190,13 @@ TEST(TorchFixtures, CrossEntropyLossMatchesTorch) {
       const auto& tlse = f.arrays.at("lse");
       EXPECT_TRUE(CheckClose(lse.Get(), tlse, rel_bound(tlse), ACL_FLOAT, ACL_FLOAT)) << "lse";
     }
-  }
+  });
   EXPECT_GE(files, 12);
 }
 
 TEST(TorchFixtures, LogSoftmaxMatchesTorch) {
-  int files = 0;
-  for (int k = 0; k < 100; ++k) {
-    char name[32];
-    std::snprintf(name, sizeof(name), "lsm_%02d.bin", k);
-    const Fixture f = LoadFixture(FixturePath(name));
-    if (f.header.empty()) break;
-    ++files;
-    SCOPED_TRACE(std::string(name) + " (torch " + f.Get("torch") + ")");
-    std::vector<int64_t> shape;
-    const std::string s = f.Get("shape");
-    for (size_t p = 0; p < s.size();) {
-      const size_t q = s.find('x', p);
-      shape.push_back(std::stoll(s.substr(p, q - p)));
-      p = q == std::string::npos ? s.size() : q + 1;
-    }
+  const int files = ForEachFixture("lsm", [&](const Fixture& f) {
+    const std::vector<int64_t> shape = ParseShape(f.Get("shape"));
     DeviceTensor x(ACL_FLOAT, shape), y(ACL_FLOAT, shape);
     x.Set(f.arrays.at("x"));
     const OpResult r = RunOp(
@@ -222,6 +209,6 @@ TEST(TorchFixtures, LogSoftmaxMatchesTorch) {
     std::vector<double> bound(ty.size());
     for (size_t i = 0; i < ty.size(); ++i) bound[i] = kEps32 * 300.0 * (std::fabs(ty[i]) + 1.0);
     EXPECT_TRUE(CheckClose(y.Get(), ty, bound, ACL_FLOAT, ACL_FLOAT));
-  }
+  });
   EXPECT_GE(files, 5);
 }
