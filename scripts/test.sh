@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: configure, build and run CTest in each configuration of
-# ACLNN_CPU_TEST_CONFIGS (default: release asan tsan):
+# ACLNN_CPU_TEST_CONFIGS (default: fuzz release asan tsan):
+#   fuzz     - both libFuzzer targets for 60 s each (scripts/fuzz.sh; clang, ASan + UBSan)
 #   release  - optimized build, every test
 #   asan     - AddressSanitizer + UndefinedBehaviorSanitizer (leaks included)
 #   tsan     - ThreadSanitizer, with clang and LLVM's libomp + Archer so OpenMP is understood
@@ -8,9 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
-configs=${ACLNN_CPU_TEST_CONFIGS:-release asan tsan}
+configs=${ACLNN_CPU_TEST_CONFIGS:-fuzz release asan tsan}
 for cfg in $configs; do
   start=$(date +%s)
+  if [ "$cfg" = fuzz ]; then
+    bash scripts/fuzz.sh 60
+    echo "== [fuzz] done in $(( $(date +%s) - start )) s"
+    continue
+  fi
   dir=build-$cfg
   case $cfg in
     release) args=(-DCMAKE_BUILD_TYPE=Release) ; envs=() ;;

@@ -42,8 +42,11 @@ TensorDesc DescribeTensor(const aclTensor* t) {
 }
 
 Status CheckStorageInBlock(const char* op, const char* name, const aclTensor* t) {
+  if (t->data == nullptr) {
+    return MakeError(ACLNN_ERR_PARAM_NULLPTR, "%s: tensor %s has a null data address.", op, name);
+  }
   BlockInfo b;
-  if (t->data == nullptr || !FindBlock(t->data, &b)) return OkStatus();
+  if (!FindBlock(t->data, &b)) return OkStatus();
   int64_t n = 1;
   for (int64_t d : t->storage) n *= d;
   const uint64_t need = static_cast<uint64_t>(n) * static_cast<uint64_t>(DtypeSize(t->dtype));

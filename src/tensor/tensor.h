@@ -45,8 +45,9 @@ bool SameShape(const aclTensor* a, const aclTensor* b);
 // rank <= kMaxRank is required.
 TensorDesc DescribeTensor(const aclTensor* t);
 
-// When t's data lies in an aclrtMalloc block, its storage must fit in what is left of the
-// block from that address (ACLNN_ERR_PARAM_INVALID otherwise; message names op and tensor).
+// The memory of an operand of non-empty work: a null data address is ACLNN_ERR_PARAM_NULLPTR;
+// when the data lies in an aclrtMalloc block, the storage must fit in what is left of the block
+// from that address (ACLNN_ERR_PARAM_INVALID otherwise). Messages name op and tensor.
 Status CheckStorageInBlock(const char* op, const char* name, const aclTensor* t);
 
 }  // namespace aclnn_cpu

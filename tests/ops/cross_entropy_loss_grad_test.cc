@@ -446,3 +446,20 @@ INSTANTIATE_TEST_SUITE_P(Rules, CrossEntropyLossGradValidation,
                          [](const ::testing::TestParamInfo<CeValidationCase>& i) {
                            return std::string(i.param.name);
                          });
+
+// Regression (found by fuzz/phase1_fuzz): null data addresses are rejected in phase 1.
+TEST(CrossEntropyLossGradTargets, NullDataAddressRejected) {
+  DeviceTensor grad(ACL_FLOAT, {}), lp(ACL_FLOAT, {2, 3}), out(ACL_FLOAT, {2, 3});
+  const int64_t shape[] = {2}, strides[] = {1};
+  aclTensor* target =
+      aclCreateTensor(shape, 1, ACL_INT64, strides, 0, ACL_FORMAT_ND, shape, 1, nullptr);
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnCrossEntropyLossGradGetWorkspaceSize(grad.get(), lp.get(), target, nullptr,
+                                                      nullptr, nullptr, const_cast<char*>("mean"),
+                                                      -100, 0.0, 0.0, out.get(), &ws, &ex),
+            161001);
+  EXPECT_NE(TakeMessage().find("tensor target has a null data address"), std::string::npos);
+  EXPECT_TRUE(out.Untouched());
+  aclDestroyTensor(target);
+}

@@ -517,3 +517,18 @@ TEST(LogSoftmaxBackwardAccuracy, LongRowsSplitAcrossThreads) {
     }
   }
 }
+
+// Regression (found by fuzz/phase1_fuzz): a non-empty tensor with a null data address was
+// accepted by phase 1 (and planned with arithmetic on a null pointer).
+TEST(LogSoftmaxBackwardValidationExtra, NullDataAddress) {
+  DeviceTensor y(ACL_FLOAT, {2, 3}), out(ACL_FLOAT, {2, 3});
+  const int64_t shape[] = {2, 3}, strides[] = {3, 1};
+  aclTensor* g = aclCreateTensor(shape, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 2, nullptr);
+  ASSERT_NE(g, nullptr);
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnLogSoftmaxBackwardGetWorkspaceSize(g, y.get(), -1, out.get(), &ws, &ex), 161001);
+  EXPECT_NE(TakeMessage().find("tensor gradOutput has a null data address"), std::string::npos);
+  EXPECT_TRUE(out.Untouched());
+  aclDestroyTensor(g);
+}
