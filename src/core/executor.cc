@@ -94,23 +94,14 @@ aclnnStatus RunPhase2(const char* op, void* workspace, uint64_t workspaceSize,
                           "destroyed).",
                           op, stream));
   }
-  // Tiny work on an idle stream runs right here, without a thread hand-off or allocation.
-  struct InlineCall {
-    const Plan* plan;
-    void* workspace;
-  };
-  const InlineCall call{executor->plan.get(), workspace};
-  const bool ran = executor->plan->work_bytes() <= kInlineWorkBytes &&
-                   s->TryRunInline(
-                       [](const void* c) {
-                         const auto* ic = static_cast<const InlineCall*>(c);
-                         return ic->plan->Run(ic->workspace);
-                       },
-                       &call);
-  if (!ran) {
-    std::shared_ptr<const Plan> plan = executor->plan;  // queued work keeps the plan alive
-    s->Submit([plan, workspace]() { return plan->Run(workspace); }, false);
-  }
+  // Tiny work on an idle stream runs right here, without a thread hand-off; queued work keeps
+  // the plan alive through `keep`. Neither path allocates.
+  StreamTask task;
+  task.fn = [](const StreamTask& t) { return static_cast<const Plan*>(t.arg1)->Run(t.arg0); };
+  task.keep = executor->plan;
+  task.arg0 = workspace;
+  task.arg1 = executor->plan.get();
+  s->Submit(std::move(task), executor->plan->work_bytes() <= kInlineWorkBytes);
   if (!executor->repeatable) Forget(executor);  // consumed by this call
   return ACLNN_SUCCESS;
 }

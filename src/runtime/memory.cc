@@ -181,12 +181,15 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
                           "aclrtMemcpyAsync: %p is not a stream created by aclrtCreateStream.",
                           stream));
   }
-  s->Submit(
-      [dst, src, count]() {
-        if (count > 0) std::memmove(dst, src, count);
-        return aclnn_cpu::OkStatus();
-      },
-      count <= aclnn_cpu::kInlineWorkBytes);
+  aclnn_cpu::StreamTask task;
+  task.fn = [](const aclnn_cpu::StreamTask& t) {
+    if (t.n > 0) std::memmove(t.arg0, t.arg1, t.n);
+    return aclnn_cpu::OkStatus();
+  };
+  task.arg0 = dst;
+  task.arg1 = src;
+  task.n = count;
+  s->Submit(std::move(task), count <= aclnn_cpu::kInlineWorkBytes);
   return ACL_SUCCESS;
 }
 

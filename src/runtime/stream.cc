@@ -7,10 +7,12 @@
 
 namespace aclnn_cpu {
 
+Stream::Stream() : ring_(kStreamQueueDepth) {}
+
 Stream::~Stream() {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    idle_cv_.wait(lock, [this] { return queue_.empty() && !running_; });
+    idle_cv_.wait(lock, [this] { return queued_ == 0 && !running_; });
     stop_ = true;
   }
   work_cv_.notify_all();
@@ -21,56 +23,54 @@ void Stream::Record(Status st) {
   if (!st.ok() && first_error_.ok()) first_error_ = std::move(st);
 }
 
-void Stream::Submit(Task task, bool may_run_inline) {
-  if (may_run_inline &&
-      TryRunInline([](const void* t) { return (*static_cast<const Task*>(t))(); }, &task)) {
+void Stream::Submit(StreamTask task, bool may_run_inline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (may_run_inline && queued_ == 0 && !running_) {
+    running_ = true;
+    lock.unlock();
+    Status st = task.fn(task);
+    task.keep.reset();  // release captured plans before reporting idle
+    lock.lock();
+    Record(std::move(st));
+    running_ = false;
+    lock.unlock();
+    idle_cv_.notify_all();
     return;
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  queue_.push_back(std::move(task));
+  space_cv_.wait(lock, [this] { return queued_ < ring_.size(); });
+  ring_[(head_ + queued_) % ring_.size()] = std::move(task);
+  ++queued_;
   if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
   lock.unlock();
   work_cv_.notify_one();
 }
 
-bool Stream::TryRunInline(Status (*fn)(const void* ctx), const void* ctx) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!queue_.empty() || running_) return false;
-  running_ = true;
-  lock.unlock();
-  Status st = fn(ctx);
-  lock.lock();
-  Record(std::move(st));
-  running_ = false;
-  lock.unlock();
-  idle_cv_.notify_all();
-  return true;
-}
-
 void Stream::WorkerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [this] { return stop_ || (!queue_.empty() && !running_); });
-    if (queue_.empty()) {
+    work_cv_.wait(lock, [this] { return stop_ || (queued_ > 0 && !running_); });
+    if (queued_ == 0) {
       if (stop_) return;
       continue;
     }
-    Task task = std::move(queue_.front());
-    queue_.pop_front();
+    StreamTask task = std::move(ring_[head_]);
+    head_ = (head_ + 1) % ring_.size();
+    --queued_;
     running_ = true;
     lock.unlock();
-    Status st = task();
-    task = nullptr;  // release captured plans before reporting idle
+    space_cv_.notify_one();
+    Status st = task.fn(task);
+    task.keep.reset();  // release captured plans before reporting idle
     lock.lock();
     Record(std::move(st));
     running_ = false;
-    if (queue_.empty()) idle_cv_.notify_all();
+    if (queued_ == 0) idle_cv_.notify_all();
   }
 }
 
 Status Stream::Synchronize() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [this] { return queue_.empty() && !running_; });
+  idle_cv_.wait(lock, [this] { return queued_ == 0 && !running_; });
   Status st = std::move(first_error_);
   first_error_ = Status{};
   return st;

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "device_tensor.h"
 #include "runtime/memory.h"
+#include "runtime/stream.h"
 #include "tensor/tensor.h"
 
 using namespace testing_support;
@@ -211,6 +212,41 @@ TEST(Stream, MemcpyAsyncIsOrderedWithWork) {
   EXPECT_EQ(dst[n - 1], 2);
   EXPECT_EQ(aclrtMemcpyAsync(dst.data(), 1, src2.data(), 2, ACL_MEMCPY_DEVICE_TO_HOST, s),
             ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclrtDestroyStream(s), 0);
+}
+
+TEST(Stream, FullQueueBlocksTheSubmitterUntilWorkRuns) {
+  // The queue holds kStreamQueueDepth calls (allocated with the stream, so submitting never
+  // allocates); a further submit waits for space instead of growing it.
+  aclrtStream s;
+  ASSERT_EQ(aclrtCreateStream(&s), 0);
+  std::atomic<bool> release{false};
+  ASSERT_EQ(Enqueue(MakeExecutor([&] {
+                      return WaitFor(release) ? Status{} : Status{1, "x"};
+                    }),
+                    s),
+            0);
+  std::vector<int> order;
+  std::atomic<int> submitted{0};
+  const int total = static_cast<int>(aclnn_cpu::kStreamQueueDepth) + 500;
+  std::thread producer([&] {
+    for (int i = 0; i < total; ++i) {
+      ASSERT_EQ(Enqueue(MakeExecutor([&order, i] {
+                          order.push_back(i);
+                          return Status{};
+                        }),
+                        s),
+                0);
+      ++submitted;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(submitted.load(), static_cast<int>(aclnn_cpu::kStreamQueueDepth));  // first one runs
+  release = true;
+  producer.join();
+  ASSERT_EQ(aclrtSynchronizeStream(s), 0);
+  ASSERT_EQ(order.size(), static_cast<size_t>(total));
+  for (int i = 0; i < total; ++i) ASSERT_EQ(order[i], i);
   EXPECT_EQ(aclrtDestroyStream(s), 0);
 }
 
