@@ -9,14 +9,9 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "bandwidth.h"
 
 namespace bench {
-
-// Bytes/s of a STREAM-like kernel over 256 MiB arrays (median of 7 runs) with `threads`.
-// kind: "copy" (1 read + 1 write), "triad" (2R+1W), "rd2wr1" (c = a + b).
-double MeasureBandwidth(const std::string& kind, int threads);
-// Cached measurement for the fraction columns: copy for CE ops, rd2wr1 for LogSoftmaxBackward.
-double Bandwidth(const std::string& kind, int threads);
 
 // An aclrtMalloc buffer filled with values of a dtype.
 struct Buffer {

@@ -2,6 +2,5 @@
 # libbenchmark-dev, libomp/libgomp); nothing is downloaded at build time.
 find_package(hwy 1.0 REQUIRED CONFIG)
 find_package(Threads REQUIRED)
-if(ACLNN_CPU_USE_OPENMP)
-  find_package(OpenMP REQUIRED COMPONENTS CXX)
-endif()
+# OpenMP: the operators' threads (ACLNN_CPU_USE_OPENMP) and the bandwidth kernels.
+find_package(OpenMP REQUIRED COMPONENTS CXX)

@@ -83,11 +83,7 @@ Outcome CheckCeGrad(const CeConfig& cfg) {
   }
   const ref::CrossEntropyArgs a = RefArgs(cfg, target, w);
   const std::vector<double> expect = ref::CrossEntropyLossGrad(a, lp, g, gz, lse);
-  const std::vector<double> mag = ref::CrossEntropyLossGradMagnitudes(a, lp, g, gz, lse);
-  // f32 arithmetic: the row coefficient rounded to f32, exp (1 ulp), two products and a fused
-  // difference: at most 6 roundings relative to the terms' magnitudes.
-  std::vector<double> bound(mag.size());
-  for (size_t i = 0; i < mag.size(); ++i) bound[i] = 6.0 * kEps32 * mag[i];
+  const std::vector<double> bound = tolerance::CrossEntropyLossGradBound(a, lp, g, gz, lse);
   res.ok = CheckClose(t.out->Get(), expect, bound, cfg.dtype, cfg.dtype, &res.stats);
   return res;
 }

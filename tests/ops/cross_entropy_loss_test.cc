@@ -57,57 +57,6 @@ OpResult RunCe(const CeConfig& cfg, const CeFwdTensors& t, bool return_zloss,
 // exps (<= 264 roundings, absolute in the log) plus the rounding of max + log; each loss term
 // inherits it times its weight, and the smoothing dot product adds 264 roundings relative to
 // sum_c |w_c (x_c - max)|.
-struct CeBounds {
-  std::vector<double> lse, loss, zloss;
-};
-
-CeBounds Bounds(const CeConfig& cfg, const std::vector<double>& x, const std::vector<int64_t>& t,
-                const std::vector<double>& w, const ref::CrossEntropyResult& r) {
-  const int64_t n = cfg.n, c = cfg.c;
-  auto wt = [&](int64_t j) { return w.empty() ? 1.0 : std::fabs(w[j]); };
-  std::vector<double> nll(n, 0.0), sm(n, 0.0), zl(n, 0.0);
-  double D = 0.0, M = 0.0;
-  CeBounds b;
-  for (int64_t i = 0; i < n; ++i) {
-    double mx = -HUGE_VAL, dot = 0.0, wsum = 0.0;
-    for (int64_t j = 0; j < c; ++j) mx = std::max(mx, x[i * c + j]);
-    // log(S) = log(k) + log1p(R / k) with R's 264 roundings relative to R <= S (1 - e^-l).
-    const double l = r.lse[i] - mx;
-    const double dl =
-        kEps32 * (270.0 * (1.0 - std::exp(-l)) + 2.0 * l) + 1.2e-16 * std::fabs(r.lse[i]);
-    b.lse.push_back(dl);
-    if (t[i] == cfg.ignore_index) continue;
-    for (int64_t j = 0; j < c; ++j) {
-      dot += wt(j) * std::fabs(x[i * c + j] - mx);
-      wsum += wt(j);
-    }
-    nll[i] = wt(t[i]) * (dl + kEps32 * std::fabs(x[i * c + t[i]] - r.lse[i]));
-    sm[i] = kEps32 * 270.0 * dot + dl * wsum;
-    zl[i] = std::fabs(cfg.zloss_scale) * 2.0 * std::fabs(r.lse[i]) * dl;
-    D += w.empty() ? 1.0 : w[t[i]];
-    M += 1.0;
-  }
-  const double ls = cfg.label_smoothing, cinv = 1.0 / static_cast<double>(c);
-  if (cfg.reduction == ref::Reduction::kNone) {
-    for (int64_t i = 0; i < n; ++i) {
-      b.loss.push_back((1 - ls) * nll[i] + ls * cinv * sm[i] + zl[i]);
-      b.zloss.push_back(zl[i]);
-    }
-    return b;
-  }
-  double sn = 0, ss = 0, sz = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    sn += nll[i];
-    ss += sm[i];
-    sz += zl[i];
-  }
-  const bool mean = cfg.reduction == ref::Reduction::kMean;
-  const double dd = mean ? std::fabs(D) : 1.0, mm = mean ? M : 1.0;
-  b.loss.push_back(((1 - ls) * sn + ls * cinv * ss) / dd + sz / mm);
-  b.zloss.push_back(sz / mm);
-  return b;
-}
-
 ::testing::AssertionResult CheckCe(const CeConfig& cfg, std::map<std::string, double>* worst) {
   std::mt19937_64 rng(cfg.seed);
   CeFwdTensors t = MakeTensors(cfg);
@@ -123,18 +72,10 @@ CeBounds Bounds(const CeConfig& cfg, const std::vector<double>& x, const std::ve
   const OpResult r = RunCe(cfg, t, true, ReductionString(cfg.reduction));
   if (r.status != 0) return ::testing::AssertionFailure() << r.status << ": " << r.message;
   const ref::CrossEntropyResult e = ref::CrossEntropyLoss(RefArgs(cfg, target, w), x);
-  const CeBounds b = Bounds(cfg, x, target, w, e);
-  std::vector<double> lp_bound(e.log_prob.size());
-  for (size_t i = 0; i < lp_bound.size(); ++i) {
-    const int64_t row = static_cast<int64_t>(i) / cfg.c;
-    double mx = -HUGE_VAL;
-    for (int64_t j = 0; j < cfg.c; ++j) mx = std::max(mx, x[row * cfg.c + j]);
-    const double l = e.lse[row] - mx;
-    lp_bound[i] =
-        kEps32 * (2.0 * std::fabs(e.log_prob[i]) + 2.0 * l + 270.0 * (1.0 - std::exp(-l)));
-  }
+  const tolerance::CrossEntropyBounds b =
+      tolerance::CrossEntropyLossBound(RefArgs(cfg, target, w), x, e);
   ErrorStats s_lp, s_loss;
-  auto res = CheckClose(t.log_prob->Get(), e.log_prob, lp_bound, cfg.dtype, cfg.dtype, &s_lp);
+  auto res = CheckClose(t.log_prob->Get(), e.log_prob, b.log_prob, cfg.dtype, cfg.dtype, &s_lp);
   if (!res) return res << " (logProbOut)";
   res = CheckClose(t.loss->Get(), e.loss, b.loss, cfg.dtype, cfg.dtype, &s_loss);
   if (!res) return res << " (lossOut)";

@@ -59,17 +59,7 @@ struct Problem {
   }
   const int dim = WrapDim(p.dim, p.shape.size());
   const std::vector<double> expect = ref::LogSoftmaxBackward(gv, yv, p.shape, dim);
-  std::vector<double> terms, sum_terms;
-  ref::LogSoftmaxBackwardMagnitudes(gv, yv, p.shape, dim, &terms, &sum_terms);
-  const int64_t len = p.shape.empty() ? 1 : p.shape[static_cast<size_t>(dim)];
-  // f32 error bound: exp (1 ulp), product and difference on the terms; the blocked sum adds at
-  // most min(len, 256) + 8 roundings (a 512-element block over >= 2 accumulators, plus the lane
-  // fold) relative to sum |g|.
-  const double k_sum = static_cast<double>(std::min<int64_t>(len, 256) + 8);
-  std::vector<double> bound(expect.size());
-  for (size_t i = 0; i < bound.size(); ++i) {
-    bound[i] = kEps32 * (4.0 * terms[i] + k_sum * sum_terms[i]);
-  }
+  const std::vector<double> bound = tolerance::LogSoftmaxBackwardBound(gv, yv, p.shape, dim);
   ErrorStats local;
   auto res = CheckClose(out.Get(), expect, bound, p.dtype, p.out_dtype, stats ? stats : &local);
   if (!res) return res;

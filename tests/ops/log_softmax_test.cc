@@ -15,14 +15,6 @@ using namespace testing_support;
 
 namespace {
 
-// The f32 error of (x - max) - log(S), in units of the unit roundoff: the two differences
-// (relative to |x - max| <= |out| + l), and log(S) = log(k) + log1p(R / k) where the blocked sum
-// R of the non-maximal exps carries <= 264 roundings relative to R, i.e. 264 (1 - e^-l)
-// absolutely in the log.
-double LogSoftmaxErrorTerms(double out, double l) {
-  return 2.0 * std::fabs(out) + 2.0 * l + 270.0 * (1.0 - std::exp(-l));
-}
-
 OpResult RunLsm(const DeviceTensor& x, int64_t dim, const DeviceTensor& out) {
   return RunOp(
       [&](uint64_t* ws, aclOpExecutor** ex) {
@@ -49,11 +41,7 @@ OpResult RunLsm(const DeviceTensor& x, int64_t dim, const DeviceTensor& out) {
   const int d = static_cast<int>(dim < 0 ? dim + r_ : dim);
   std::vector<double> l;
   const std::vector<double> expect = ref::LogSoftmax(xc, shape, d, &l);
-  const double eps = outdt == ACL_DOUBLE ? 1.1e-16 : kEps32;
-  std::vector<double> bound(expect.size());
-  for (size_t i = 0; i < bound.size(); ++i) {
-    bound[i] = eps * LogSoftmaxErrorTerms(expect[i], l[i]);
-  }
+  const std::vector<double> bound = tolerance::LogSoftmaxBound(expect, l, outdt);
   return CheckClose(out.Get(), expect, bound, outdt == ACL_DOUBLE ? ACL_DOUBLE : outdt, outdt,
                     stats);
 }

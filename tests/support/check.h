@@ -12,73 +12,23 @@
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
 #include "reference.h"
+#include "tolerance.h"
 
 namespace testing_support {
 
-constexpr double kEps32 = 1.0 / 16777216.0;  // 2^-24, unit roundoff of f32
+using tolerance::ErrorStats;
+using tolerance::kEps32;
+using tolerance::RoundChain;
+using tolerance::Tolerance;
 
-// The chain of roundings a result goes through: computed in f32 (or double), rounded to the
-// compute dtype `t`, then converted to the output dtype `out`.
-inline double RoundChain(aclDataType t, aclDataType out, double v) {
-  return ref::RoundTo(out, ref::RoundTo(t, v));
-}
-
-// Allowed error for one element: `bound` (the f32 arithmetic's error bound, from the formula's
-// term magnitudes) plus half an ulp for every round-to-nearest step the result goes through
-// (a truncating conversion fails this).
-inline double Tolerance(aclDataType t, aclDataType out, double refv, double bound) {
-  const double a = std::fabs(refv) + bound;
-  double tol = bound + 0.5 * ref::Ulp(t == ACL_DOUBLE ? ACL_FLOAT : t, a);
-  if (out != t && out != ACL_DOUBLE) tol += 0.5 * ref::Ulp(out, a);
-  return tol;
-}
-
-struct ErrorStats {
-  double max_ulp = 0.0;  // in ulps of the output dtype at the rounded reference
-  // The same over well-conditioned elements: those whose f32 error bound is at most a quarter
-  // ulp of the output (cancellation can make f32 arithmetic miss by more elsewhere).
-  double max_ulp_conditioned = 0.0;
-  double max_tolerance_used = 0.0;  // max of error / tolerance
-  int64_t nonzero = 0;
-  int64_t count = 0;
-};
-
-// got vs reference (unrounded, double). bound[i]: f32 arithmetic error bound of element i.
+// got vs reference (unrounded, double) under the derived tolerance (tolerance.h).
 inline ::testing::AssertionResult CheckClose(const std::vector<double>& got,
                                              const std::vector<double>& refv,
                                              const std::vector<double>& bound, aclDataType t,
                                              aclDataType out, ErrorStats* stats = nullptr) {
-  ErrorStats local;
-  ErrorStats& st = stats ? *stats : local;
-  if (got.size() != refv.size()) return ::testing::AssertionFailure() << "size mismatch";
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double r = RoundChain(t, out, refv[i]);
-    ++st.count;
-    if (got[i] != 0.0) ++st.nonzero;
-    if (!std::isfinite(r) || !std::isfinite(got[i])) {
-      const bool same = (std::isnan(r) && std::isnan(got[i])) || r == got[i];
-      if (!same) {
-        return ::testing::AssertionFailure()
-               << "element " << i << ": got " << got[i] << ", reference " << refv[i] << " (rounded "
-               << r << ")";
-      }
-      continue;
-    }
-    const double err = std::fabs(got[i] - refv[i]);
-    const double tol = Tolerance(t, out, refv[i], bound[i]);
-    if (tol > 0.0) st.max_tolerance_used = std::max(st.max_tolerance_used, err / tol);
-    const double ulps = std::fabs(got[i] - r) / ref::Ulp(out, r);
-    st.max_ulp = std::max(st.max_ulp, ulps);
-    if (bound[i] <= 0.25 * ref::Ulp(out, r)) {
-      st.max_ulp_conditioned = std::max(st.max_ulp_conditioned, ulps);
-    }
-    if (!(err <= tol)) {
-      return ::testing::AssertionFailure()
-             << "element " << i << ": got " << got[i] << ", reference " << refv[i] << ", error "
-             << err << " > tolerance " << tol << " (bound " << bound[i] << ")";
-    }
-  }
-  return ::testing::AssertionSuccess();
+  const std::string failure = tolerance::Compare(got, refv, bound, t, out, stats);
+  if (failure.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << failure;
 }
 
 struct OpResult {

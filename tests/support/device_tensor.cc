@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "reference.h"
-#include "simd/dispatch.h"
 
 namespace testing_support {
 
@@ -181,15 +180,5 @@ std::vector<double> Normal(std::mt19937_64& rng, int64_t n, double mean, double 
   for (auto& x : v) x = d(rng);
   return v;
 }
-
-std::vector<std::pair<int64_t, std::string>> Targets() {
-  std::vector<std::pair<int64_t, std::string>> out;
-  for (int64_t t : aclnn_cpu::SupportedCompiledTargets()) {
-    out.emplace_back(t, aclnn_cpu::TargetName(t));
-  }
-  return out;
-}
-
-void UseTarget(int64_t target) { aclnn_cpu::ForceTarget(target); }
 
 }  // namespace testing_support

@@ -1,0 +1,172 @@
+#include "tolerance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace tolerance {
+
+double RoundChain(aclDataType t, aclDataType out, double v) {
+  return ref::RoundTo(out, ref::RoundTo(t, v));
+}
+
+double Tolerance(aclDataType t, aclDataType out, double refv, double bound) {
+  const double a = std::fabs(refv) + bound;
+  double tol = bound + 0.5 * ref::Ulp(t == ACL_DOUBLE ? ACL_FLOAT : t, a);
+  if (out != t && out != ACL_DOUBLE) tol += 0.5 * ref::Ulp(out, a);
+  return tol;
+}
+
+std::string Compare(const std::vector<double>& got, const std::vector<double>& refv,
+                    const std::vector<double>& bound, aclDataType t, aclDataType out,
+                    ErrorStats* stats) {
+  ErrorStats local;
+  ErrorStats& st = stats ? *stats : local;
+  if (got.size() != refv.size() || bound.size() != refv.size()) return "size mismatch";
+  std::string first;
+  auto fail = [&](const std::ostringstream& os) {
+    ++st.failures;
+    if (first.empty()) first = os.str();
+  };
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double r = RoundChain(t, out, refv[i]);
+    ++st.count;
+    if (got[i] != 0.0) ++st.nonzero;
+    if (!std::isfinite(r) || !std::isfinite(got[i])) {
+      const bool same = (std::isnan(r) && std::isnan(got[i])) || r == got[i];
+      if (!same) {
+        std::ostringstream os;
+        os << "element " << i << ": got " << got[i] << ", reference " << refv[i] << " (rounded "
+           << r << ")";
+        fail(os);
+      }
+      continue;
+    }
+    const double err = std::fabs(got[i] - refv[i]);
+    const double tol = Tolerance(t, out, refv[i], bound[i]);
+    if (tol > 0.0) st.max_tolerance_used = std::max(st.max_tolerance_used, err / tol);
+    const double ulps = std::fabs(got[i] - r) / ref::Ulp(out, r);
+    st.max_ulp = std::max(st.max_ulp, ulps);
+    if (bound[i] <= 0.25 * ref::Ulp(out, r)) {
+      st.max_ulp_conditioned = std::max(st.max_ulp_conditioned, ulps);
+    }
+    if (!(err <= tol)) {
+      std::ostringstream os;
+      os << "element " << i << ": got " << got[i] << ", reference " << refv[i] << ", error " << err
+         << " > tolerance " << tol << " (bound " << bound[i] << ")";
+      fail(os);
+    }
+  }
+  return first;
+}
+
+std::vector<double> LogSoftmaxBackwardBound(const std::vector<double>& g,
+                                            const std::vector<double>& y, const ref::Shape& shape,
+                                            int dim) {
+  std::vector<double> terms, sum_terms;
+  ref::LogSoftmaxBackwardMagnitudes(g, y, shape, dim, &terms, &sum_terms);
+  const int64_t len = shape.empty() ? 1 : shape[static_cast<size_t>(dim)];
+  // f32 error bound: exp (1 ulp), product and difference on the terms; the blocked sum adds at
+  // most min(len, 256) + 8 roundings (a 512-element block over >= 2 accumulators, plus the lane
+  // fold) relative to sum |g|.
+  const double k_sum = static_cast<double>(std::min<int64_t>(len, 256) + 8);
+  std::vector<double> bound(terms.size());
+  for (size_t i = 0; i < bound.size(); ++i) {
+    bound[i] = kEps32 * (4.0 * terms[i] + k_sum * sum_terms[i]);
+  }
+  return bound;
+}
+
+namespace {
+
+// The f32 error of (x - max) - log(S), in units of the unit roundoff: the two differences
+// (relative to |x - max| <= |out| + l), and log(S) = log(k) + log1p(R / k) where the blocked sum
+// R of the non-maximal exps carries <= 264 roundings relative to R, i.e. 264 (1 - e^-l)
+// absolutely in the log.
+double LogSoftmaxErrorTerms(double out, double l) {
+  return 2.0 * std::fabs(out) + 2.0 * l + 270.0 * (1.0 - std::exp(-l));
+}
+
+}  // namespace
+
+std::vector<double> LogSoftmaxBound(const std::vector<double>& expect,
+                                    const std::vector<double>& slice_log_sum, aclDataType out) {
+  const double eps = out == ACL_DOUBLE ? 1.1e-16 : kEps32;
+  std::vector<double> bound(expect.size());
+  for (size_t i = 0; i < bound.size(); ++i) {
+    bound[i] = eps * LogSoftmaxErrorTerms(expect[i], slice_log_sum[i]);
+  }
+  return bound;
+}
+
+std::vector<double> CrossEntropyLossGradBound(const ref::CrossEntropyArgs& a,
+                                              const std::vector<double>& log_prob,
+                                              const std::vector<double>& grad_loss,
+                                              const std::vector<double>& grad_zloss,
+                                              const std::vector<double>& lse) {
+  std::vector<double> bound =
+      ref::CrossEntropyLossGradMagnitudes(a, log_prob, grad_loss, grad_zloss, lse);
+  // f32 arithmetic: the row coefficient rounded to f32, exp (1 ulp), two products and a fused
+  // difference: at most 6 roundings relative to the terms' magnitudes.
+  for (double& b : bound) b *= 6.0 * kEps32;
+  return bound;
+}
+
+CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
+                                         const std::vector<double>& x,
+                                         const ref::CrossEntropyResult& r) {
+  const int64_t n = a.n, c = a.c;
+  const std::vector<int64_t>& t = a.target;
+  const std::vector<double>& w = a.weight;
+  auto wt = [&](int64_t j) { return w.empty() ? 1.0 : std::fabs(w[j]); };
+  std::vector<double> nll(n, 0.0), sm(n, 0.0), zl(n, 0.0), row_l(n, 0.0);
+  double D = 0.0, M = 0.0;
+  CrossEntropyBounds b;
+  for (int64_t i = 0; i < n; ++i) {
+    double mx = -HUGE_VAL, dot = 0.0, wsum = 0.0;
+    for (int64_t j = 0; j < c; ++j) mx = std::max(mx, x[i * c + j]);
+    // log(S) = log(k) + log1p(R / k) with R's 264 roundings relative to R <= S (1 - e^-l).
+    const double l = r.lse[i] - mx;
+    row_l[i] = l;
+    const double dl =
+        kEps32 * (270.0 * (1.0 - std::exp(-l)) + 2.0 * l) + 1.2e-16 * std::fabs(r.lse[i]);
+    b.lse.push_back(dl);
+    if (t[i] == a.ignore_index) continue;
+    for (int64_t j = 0; j < c; ++j) {
+      dot += wt(j) * std::fabs(x[i * c + j] - mx);
+      wsum += wt(j);
+    }
+    nll[i] = wt(t[i]) * (dl + kEps32 * std::fabs(x[i * c + t[i]] - r.lse[i]));
+    sm[i] = kEps32 * 270.0 * dot + dl * wsum;
+    zl[i] = std::fabs(a.zloss_scale) * 2.0 * std::fabs(r.lse[i]) * dl;
+    D += w.empty() ? 1.0 : w[t[i]];
+    M += 1.0;
+  }
+  b.log_prob.resize(r.log_prob.size());
+  for (size_t i = 0; i < b.log_prob.size(); ++i) {
+    const double l = row_l[static_cast<int64_t>(i) / c];
+    b.log_prob[i] =
+        kEps32 * (2.0 * std::fabs(r.log_prob[i]) + 2.0 * l + 270.0 * (1.0 - std::exp(-l)));
+  }
+  const double ls = a.label_smoothing, cinv = 1.0 / static_cast<double>(c);
+  if (a.reduction == ref::Reduction::kNone) {
+    for (int64_t i = 0; i < n; ++i) {
+      b.loss.push_back((1 - ls) * nll[i] + ls * cinv * sm[i] + zl[i]);
+      b.zloss.push_back(zl[i]);
+    }
+    return b;
+  }
+  double sn = 0, ss = 0, sz = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sn += nll[i];
+    ss += sm[i];
+    sz += zl[i];
+  }
+  const bool mean = a.reduction == ref::Reduction::kMean;
+  const double dd = mean ? std::fabs(D) : 1.0, mm = mean ? M : 1.0;
+  b.loss.push_back(((1 - ls) * sn + ls * cinv * ss) / dd + sz / mm);
+  b.zloss.push_back(sz / mm);
+  return b;
+}
+
+}  // namespace tolerance

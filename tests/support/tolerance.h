@@ -1,0 +1,65 @@
+// Tolerances derived from the dtype and the reduction length, and the comparison of library
+// results with the double reference under them. Shared by the test suites and the driver
+// (`aclnn-cpu-driver --check`), so both apply the documented bounds; no GoogleTest here.
+#ifndef ACLNN_CPU_TESTS_SUPPORT_TOLERANCE_H_
+#define ACLNN_CPU_TESTS_SUPPORT_TOLERANCE_H_
+
+#include <string>
+#include <vector>
+
+#include "acl/acl_base.h"
+#include "reference.h"
+
+namespace tolerance {
+
+constexpr double kEps32 = 1.0 / 16777216.0;  // 2^-24, unit roundoff of f32
+
+// The chain of roundings a result goes through: computed in f32 (or double), rounded to the
+// compute dtype `t`, then converted to the output dtype `out`.
+double RoundChain(aclDataType t, aclDataType out, double v);
+
+// Allowed error for one element: `bound` (the f32 arithmetic's error bound, from the formula's
+// term magnitudes) plus half an ulp for every round-to-nearest step the result goes through
+// (a truncating conversion fails this).
+double Tolerance(aclDataType t, aclDataType out, double refv, double bound);
+
+struct ErrorStats {
+  double max_ulp = 0.0;  // in ulps of the output dtype at the rounded reference
+  // The same over well-conditioned elements: those whose f32 error bound is at most a quarter
+  // ulp of the output (cancellation can make f32 arithmetic miss by more elsewhere).
+  double max_ulp_conditioned = 0.0;
+  double max_tolerance_used = 0.0;  // max of error / tolerance
+  int64_t nonzero = 0;
+  int64_t count = 0;
+  int64_t failures = 0;
+};
+
+// got vs reference (unrounded, double) over every element; bound[i]: f32 arithmetic error bound
+// of element i. Returns "" when every element is within tolerance, else the first failure.
+std::string Compare(const std::vector<double>& got, const std::vector<double>& refv,
+                    const std::vector<double>& bound, aclDataType t, aclDataType out,
+                    ErrorStats* stats);
+
+// Per-element f32 error bounds of each operator's kernels (docs/numerics.md).
+std::vector<double> LogSoftmaxBackwardBound(const std::vector<double>& g,
+                                            const std::vector<double>& y, const ref::Shape& shape,
+                                            int dim);
+// expect: the reference output; slice_log_sum: ref::LogSoftmax's per-element log-sum;
+// out: the output dtype (DOUBLE computes in double).
+std::vector<double> LogSoftmaxBound(const std::vector<double>& expect,
+                                    const std::vector<double>& slice_log_sum, aclDataType out);
+std::vector<double> CrossEntropyLossGradBound(const ref::CrossEntropyArgs& a,
+                                              const std::vector<double>& log_prob,
+                                              const std::vector<double>& grad_loss,
+                                              const std::vector<double>& grad_zloss,
+                                              const std::vector<double>& lse);
+struct CrossEntropyBounds {
+  std::vector<double> log_prob, loss, zloss, lse;
+};
+CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
+                                         const std::vector<double>& x,
+                                         const ref::CrossEntropyResult& r);
+
+}  // namespace tolerance
+
+#endif  // ACLNN_CPU_TESTS_SUPPORT_TOLERANCE_H_
