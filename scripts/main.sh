@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: build the library, install the SDK to ./_install, build the example programs of
 # examples/ against that install exactly as CANN documents (CMake, -std=c++11, SDK path from
-# the environment after `source set_env.sh`), and run them.
+# the environment after `source set_env.sh`), and run them; then a demo of the installed
+# aclnn-cpu-driver checking and timing a small problem of every operator and option.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -29,4 +30,6 @@ env -i PATH="$PATH" HOME="${HOME:-/root}" bash -c '
     echo "== $(basename "$exe")"
     "$exe"
   done
+  echo "== aclnn-cpu-driver --batch driver/problems/smoke.txt --check --perf"
+  aclnn-cpu-driver --batch driver/problems/smoke.txt --check --perf --reps 5
 '

@@ -1,0 +1,745 @@
+// aclnn-cpu-driver: runs any of the four operators on a problem from the command line or from a
+// list, checks it against the double-precision reference (--check), times it (--perf), dumps
+// every tensor as .npy plus a JSON description (--dump) and runs on such a directory's inputs
+// (--input). In the spirit of oneDNN's benchdnn; docs/usage.md has the manual.
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_cross_entropy_loss.h"
+#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
+#include "aclnnop/aclnn_logsoftmax.h"
+#include "aclnnop/aclnn_logsoftmax_backward.h"
+#include "bandwidth.h"
+#include "device_tensor.h"
+#include "npy.h"
+#include "problem.h"
+#include "reference.h"
+#include "runtime/parallel.h"
+#include "simd/dispatch.h"
+#include "tolerance.h"
+
+using testing_support::DeviceTensor;
+using testing_support::Layout;
+
+namespace driver {
+namespace {
+
+constexpr int kExitFailed = 1, kExitUsage = 2;
+
+struct Options {
+  bool check = false, perf = false;
+  std::string dump_dir, input_dir, batch_file;
+  int warmup = 3, reps = 20;
+  std::vector<Problem> problems;
+};
+
+// A named tensor of the operator call; inputs keep the values they were given.
+struct Slot {
+  std::string name;
+  bool output = false;
+  std::unique_ptr<DeviceTensor> t;
+  std::vector<double> values;
+};
+
+Layout LayoutOf(const std::string& s) {
+  if (s == "transposed") return Layout::kTransposed;
+  if (s == "offset") return Layout::kOffset;
+  if (s == "padded") return Layout::kPadded;
+  return Layout::kContiguous;
+}
+
+std::string Descr(aclDataType t) {
+  switch (t) {
+    case ACL_FLOAT:
+      return "<f4";
+    case ACL_FLOAT16:
+      return "<f2";
+    case ACL_BF16:
+      return "<u2";  // bit patterns: NumPy has no bfloat16
+    case ACL_DOUBLE:
+      return "<f8";
+    case ACL_INT64:
+      return "<i8";
+    case ACL_INT32:
+      return "<i4";
+    case ACL_UINT8:
+      return "|u1";
+    default:
+      return "";
+  }
+}
+
+npy::Array Encode(aclDataType t, const std::vector<int64_t>& shape, const std::vector<double>& v) {
+  npy::Array a;
+  a.descr = Descr(t);
+  a.shape = shape;
+  const int64_t size = npy::ItemSize(a.descr);
+  a.data.resize(v.size() * static_cast<size_t>(size));
+  unsigned char* p = a.data.data();
+  for (size_t i = 0; i < v.size(); ++i, p += size) {
+    switch (t) {
+      case ACL_FLOAT: {
+        const float f = static_cast<float>(v[i]);
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case ACL_DOUBLE:
+        std::memcpy(p, &v[i], 8);
+        break;
+      case ACL_FLOAT16:
+      case ACL_BF16: {
+        const uint16_t b = static_cast<uint16_t>(ref::Encode(t, v[i]));
+        std::memcpy(p, &b, 2);
+        break;
+      }
+      case ACL_INT64: {
+        const int64_t x = static_cast<int64_t>(v[i]);
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      case ACL_INT32: {
+        const int32_t x = static_cast<int32_t>(v[i]);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      default:
+        *p = static_cast<unsigned char>(v[i]);
+    }
+  }
+  return a;
+}
+
+std::vector<double> Decode(aclDataType t, const npy::Array& a) {
+  const int64_t size = npy::ItemSize(a.descr);
+  std::vector<double> v(a.data.size() / static_cast<size_t>(size));
+  const unsigned char* p = a.data.data();
+  for (size_t i = 0; i < v.size(); ++i, p += size) {
+    switch (t) {
+      case ACL_FLOAT: {
+        float f;
+        std::memcpy(&f, p, 4);
+        v[i] = f;
+        break;
+      }
+      case ACL_DOUBLE:
+        std::memcpy(&v[i], p, 8);
+        break;
+      case ACL_FLOAT16:
+      case ACL_BF16: {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        v[i] = ref::Decode(t, b);
+        break;
+      }
+      case ACL_INT64: {
+        int64_t x;
+        std::memcpy(&x, p, 8);
+        v[i] = static_cast<double>(x);
+        break;
+      }
+      case ACL_INT32: {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        v[i] = x;
+        break;
+      }
+      default:
+        v[i] = *p;
+    }
+  }
+  return v;
+}
+
+std::vector<double> Normal(std::mt19937_64& rng, int64_t n, double mean, double sd) {
+  return testing_support::Normal(rng, n, mean, sd);
+}
+
+// One operator call: its tensors, the data in them, phase 1 and the reference check.
+class Case {
+ public:
+  explicit Case(const Problem& p) : p_(p), layout_(LayoutOf(p.layout)) {
+    const std::vector<int64_t>& s = p.shape;
+    switch (p.op) {
+      case Op::kLogSoftmaxBackward:
+        Add("gradOutput", p.dtype, s, false);
+        Add("output", p.dtype, s, false);
+        Add("out", p.OutDtype(), s, true);
+        break;
+      case Op::kLogSoftmax:
+        Add("self", p.dtype, s, false);
+        Add("out", p.OutDtype(), s, true);
+        break;
+      case Op::kCrossEntropyLossGrad:
+        Add("gradLoss", p.dtype, Scalar(), false);
+        Add("logProb", p.dtype, s, false);
+        Add("target", p.target_dtype, {s[0]}, false);
+        if (p.weight) Add("weightOptional", ACL_FLOAT, {s[1]}, false);
+        if (p.zloss != 0.0) {
+          Add("gradZlossOptional", p.dtype, Scalar(), false);
+          Add("lseForZlossOptional", p.dtype, {s[0]}, false);
+        }
+        Add("out", p.dtype, s, true);
+        break;
+      case Op::kCrossEntropyLoss:
+        Add("input", p.dtype, s, false);
+        Add("target", p.target_dtype, {s[0]}, false);
+        if (p.weight) Add("weightOptional", ACL_FLOAT, {s[1]}, false);
+        Add("lossOut", p.dtype, Scalar(), true);
+        Add("logProbOut", p.dtype, s, true);
+        Add("zlossOut", p.dtype, Scalar(), true);
+        Add("lseForZlossOut", p.dtype, {s[0]}, true);
+        break;
+    }
+  }
+
+  std::vector<Slot>& slots() { return slots_; }
+  Slot* Find(const std::string& name) {
+    for (Slot& s : slots_)
+      if (s.name == name) return &s;
+    return nullptr;
+  }
+  aclTensor* T(const char* name) {
+    Slot* s = Find(name);
+    return s ? s->t->get() : nullptr;
+  }
+
+  // Random inputs (seeded): log-probabilities are log-softmaxes of normal logits.
+  void FillRandom() {
+    std::mt19937_64 rng(p_.seed);
+    const std::vector<int64_t>& s = p_.shape;
+    const int64_t numel = ref::Numel(s);
+    switch (p_.op) {
+      case Op::kLogSoftmaxBackward: {
+        Set("gradOutput", Normal(rng, numel, 0.0, 1.0));
+        const int r = static_cast<int>(s.size());
+        Set("output", ref::LogSoftmax(Normal(rng, numel, 0.0, 2.0), s, WrappedDim(r)));
+        break;
+      }
+      case Op::kLogSoftmax:
+        Set("self", Normal(rng, numel, 0.0, 2.0));
+        break;
+      case Op::kCrossEntropyLossGrad: {
+        const int64_t n = s[0], c = s[1];
+        const std::vector<double> logits = Normal(rng, numel, 0.0, 2.0);
+        const std::vector<double> lp = ref::LogSoftmax(logits, s, 1);
+        Set("logProb", lp);
+        Set("gradLoss", Uniform(rng, Find("gradLoss")->t->numel(), 0.5, 1.5));
+        Set("target", Targets(rng));
+        if (p_.weight) Set("weightOptional", Uniform(rng, c, 0.5, 2.0));
+        if (p_.zloss != 0.0) {
+          Set("gradZlossOptional", Uniform(rng, Find("gradZlossOptional")->t->numel(), 0.5, 1.5));
+          std::vector<double> lse(static_cast<size_t>(n), 0.0);
+          for (int64_t i = 0; i < n && c > 0; ++i) lse[i] = logits[i * c] - lp[i * c];
+          Set("lseForZlossOptional", lse);
+        }
+        break;
+      }
+      case Op::kCrossEntropyLoss:
+        Set("input", Normal(rng, numel, 0.0, 2.0));
+        Set("target", Targets(rng));
+        if (p_.weight) Set("weightOptional", Uniform(rng, p_.shape[1], 0.5, 2.0));
+        break;
+    }
+  }
+
+  // Inputs from DIR/<name>.npy; "" or why not.
+  std::string FillFrom(const std::string& dir) {
+    for (Slot& s : slots_) {
+      if (s.output) continue;
+      const std::string path = dir + "/" + s.name + ".npy";
+      npy::Array a;
+      std::string err = npy::Read(path, &a);
+      if (!err.empty()) return err;
+      if (a.shape != s.t->shape()) {
+        return path + " has shape " + ShapeText(a.shape) + ", the problem needs " +
+               ShapeText(s.t->shape()) + ".";
+      }
+      if (a.descr != Descr(s.t->dtype())) {
+        return path + " has dtype '" + a.descr + "', the problem needs '" + Descr(s.t->dtype()) +
+               "' (" + DtypeName(s.t->dtype()) + ").";
+      }
+      Set(s.name.c_str(), Decode(s.t->dtype(), a));
+    }
+    return "";
+  }
+
+  // Phase 1.
+  int Plan(uint64_t* ws, aclOpExecutor** ex) {
+    char* red = const_cast<char*>(p_.reduction.c_str());
+    switch (p_.op) {
+      case Op::kLogSoftmaxBackward:
+        return aclnnLogSoftmaxBackwardGetWorkspaceSize(T("gradOutput"), T("output"), p_.dim,
+                                                       T("out"), ws, ex);
+      case Op::kLogSoftmax:
+        return aclnnLogSoftmaxGetWorkspaceSize(T("self"), p_.dim, T("out"), ws, ex);
+      case Op::kCrossEntropyLossGrad:
+        return aclnnCrossEntropyLossGradGetWorkspaceSize(
+            T("gradLoss"), T("logProb"), T("target"), T("weightOptional"), T("gradZlossOptional"),
+            T("lseForZlossOptional"), red, p_.ignore_index, p_.label_smoothing, p_.zloss, T("out"),
+            ws, ex);
+      case Op::kCrossEntropyLoss:
+        return aclnnCrossEntropyLossGetWorkspaceSize(T("input"), T("target"), T("weightOptional"),
+                                                     red, p_.ignore_index, p_.label_smoothing,
+                                                     p_.zloss, true, T("lossOut"), T("logProbOut"),
+                                                     T("zlossOut"), T("lseForZlossOut"), ws, ex);
+    }
+    return -1;
+  }
+
+  aclnnStatus Run(void* ws, uint64_t size, aclOpExecutor* ex, aclrtStream stream) {
+    switch (p_.op) {
+      case Op::kLogSoftmaxBackward:
+        return aclnnLogSoftmaxBackward(ws, size, ex, stream);
+      case Op::kLogSoftmax:
+        return aclnnLogSoftmax(ws, size, ex, stream);
+      case Op::kCrossEntropyLossGrad:
+        return aclnnCrossEntropyLossGrad(ws, size, ex, stream);
+      case Op::kCrossEntropyLoss:
+        return aclnnCrossEntropyLoss(ws, size, ex, stream);
+    }
+    return -1;
+  }
+
+  // Bytes the call must move: every input read once, every output written once.
+  double Bytes() const {
+    double b = 0;
+    for (const Slot& s : slots_) {
+      if (p_.op == Op::kCrossEntropyLoss && s.name == "lseForZlossOut" && p_.zloss == 0.0) continue;
+      b += static_cast<double>(s.t->numel() * testing_support::DtypeBytes(s.t->dtype()));
+    }
+    return b;
+  }
+
+  struct Verdict {
+    std::string output;
+    tolerance::ErrorStats stats;
+    std::string failure;
+    aclDataType dtype;
+  };
+  // Each output against the reference under the documented tolerance.
+  std::vector<Verdict> Check() {
+    std::vector<Verdict> v;
+    auto compare = [&](const char* name, const std::vector<double>& expect,
+                       const std::vector<double>& bound, aclDataType compute) {
+      Slot* s = Find(name);
+      Verdict r;
+      r.output = name;
+      r.dtype = s->t->dtype();
+      r.failure = tolerance::Compare(s->t->Get(), expect, bound, compute, r.dtype, &r.stats);
+      v.push_back(r);
+    };
+    const std::vector<int64_t>& shape = p_.shape;
+    const int dim = WrappedDim(static_cast<int>(shape.size()));
+    switch (p_.op) {
+      case Op::kLogSoftmaxBackward: {
+        const std::vector<double>& g = Find("gradOutput")->values;
+        const std::vector<double>& y = Find("output")->values;
+        compare("out", ref::LogSoftmaxBackward(g, y, shape, dim),
+                tolerance::LogSoftmaxBackwardBound(g, y, shape, dim), p_.dtype);
+        break;
+      }
+      case Op::kLogSoftmax: {
+        // CANN casts self to out's dtype first, then computes in that dtype (f32 for halves).
+        const aclDataType out = p_.OutDtype();
+        std::vector<double> x = Find("self")->values;
+        for (double& e : x) e = ref::RoundTo(out, e);
+        std::vector<double> l;
+        const std::vector<double> expect = ref::LogSoftmax(x, shape, dim, &l);
+        compare("out", expect, tolerance::LogSoftmaxBound(expect, l, out), out);
+        break;
+      }
+      case Op::kCrossEntropyLossGrad: {
+        const ref::CrossEntropyArgs a = Args();
+        const std::vector<double>& lp = Find("logProb")->values;
+        const std::vector<double>& g = Find("gradLoss")->values;
+        const std::vector<double> none;
+        const std::vector<double>& gz = p_.zloss != 0.0 ? Find("gradZlossOptional")->values : none;
+        const std::vector<double>& lse =
+            p_.zloss != 0.0 ? Find("lseForZlossOptional")->values : none;
+        compare("out", ref::CrossEntropyLossGrad(a, lp, g, gz, lse),
+                tolerance::CrossEntropyLossGradBound(a, lp, g, gz, lse), p_.dtype);
+        break;
+      }
+      case Op::kCrossEntropyLoss: {
+        const ref::CrossEntropyArgs a = Args();
+        const std::vector<double>& x = Find("input")->values;
+        const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, x);
+        const tolerance::CrossEntropyBounds b = tolerance::CrossEntropyLossBound(a, x, e);
+        compare("logProbOut", e.log_prob, b.log_prob, p_.dtype);
+        compare("lossOut", e.loss, b.loss, p_.dtype);
+        compare("zlossOut", e.zloss, b.zloss, p_.dtype);
+        if (p_.zloss != 0.0) compare("lseForZlossOut", e.lse, b.lse, p_.dtype);
+        break;
+      }
+    }
+    return v;
+  }
+
+  // --dump: every tensor (outputs as computed) and problem.json; "" or why not.
+  std::string Dump(const std::string& dir, const nlohmann::json& result) {
+    if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) return "cannot create " + dir + ".";
+    nlohmann::json j;
+    j["driver"] = "aclnn-cpu-driver";
+    j["problem"] = p_.ToString();
+    j["op"] = OpName(p_.op);
+    j["shape"] = p_.shape;
+    j["dtype"] = DtypeName(p_.dtype);
+    if (p_.IsCrossEntropy()) {
+      j["reduction"] = p_.reduction;
+      j["weight"] = p_.weight;
+      j["ignore_index"] = p_.ignore_index;
+      j["label_smoothing"] = p_.label_smoothing;
+      j["lse_square_scale_for_zloss"] = p_.zloss;
+      j["target_dtype"] = DtypeName(p_.target_dtype);
+    } else {
+      j["dim"] = p_.dim;
+      j["out_dtype"] = DtypeName(p_.OutDtype());
+    }
+    j["layout"] = p_.layout;
+    j["seed"] = p_.seed;
+    j["result"] = result;
+    for (Slot& s : slots_) {
+      const std::vector<double> v = s.output ? s.t->Get() : s.values;
+      const std::string file = s.name + ".npy";
+      std::string err = npy::Write(dir + "/" + file, Encode(s.t->dtype(), s.t->shape(), v));
+      if (!err.empty()) return err;
+      j["tensors"].push_back({{"name", s.name},
+                              {"role", s.output ? "output" : "input"},
+                              {"file", file},
+                              {"dtype", DtypeName(s.t->dtype())},
+                              {"npy_descr", Descr(s.t->dtype())},
+                              {"shape", s.t->shape()}});
+    }
+    std::ofstream f(dir + "/problem.json");
+    f << j.dump(2) << "\n";
+    return f ? "" : "cannot write " + dir + "/problem.json.";
+  }
+
+ private:
+  void Add(const char* name, aclDataType t, std::vector<int64_t> shape, bool output) {
+    Slot s;
+    s.name = name;
+    s.output = output;
+    s.t = std::make_unique<DeviceTensor>(t, std::move(shape), layout_);
+    slots_.push_back(std::move(s));
+  }
+  void Set(const char* name, const std::vector<double>& v) {
+    Slot* s = Find(name);
+    s->values = s->t->Rounded(v);
+    s->t->Set(s->values);
+  }
+  std::vector<int64_t> Scalar() const {
+    return p_.reduction == "none" ? std::vector<int64_t>{p_.shape[0]} : std::vector<int64_t>{};
+  }
+  int WrappedDim(int rank) const {
+    const int r = rank == 0 ? 1 : rank;
+    return static_cast<int>(p_.dim < 0 ? p_.dim + r : p_.dim);
+  }
+  static std::vector<double> Uniform(std::mt19937_64& rng, int64_t n, double lo, double hi) {
+    return testing_support::Uniform(rng, n, lo, hi);
+  }
+  // Classes uniform in [0, C); one row in seven gets ignore_index.
+  std::vector<double> Targets(std::mt19937_64& rng) const {
+    const int64_t n = p_.shape[0], c = p_.shape[1];
+    std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(c - 1, 0)), pick(0, 6);
+    std::vector<double> t(static_cast<size_t>(n));
+    for (double& v : t) {
+      v = static_cast<double>((c == 0 || pick(rng) == 0) ? p_.ignore_index : cls(rng));
+    }
+    return t;
+  }
+  ref::CrossEntropyArgs Args() {
+    ref::CrossEntropyArgs a;
+    a.n = p_.shape[0];
+    a.c = p_.shape[1];
+    for (double v : Find("target")->values) a.target.push_back(static_cast<int64_t>(v));
+    if (p_.weight) a.weight = Find("weightOptional")->values;
+    a.reduction = p_.reduction == "none"  ? ref::Reduction::kNone
+                  : p_.reduction == "sum" ? ref::Reduction::kSum
+                                          : ref::Reduction::kMean;
+    a.ignore_index = p_.ignore_index;
+    a.label_smoothing = p_.label_smoothing;
+    a.zloss_scale = p_.zloss;
+    return a;
+  }
+  static std::string ShapeText(const std::vector<int64_t>& s) {
+    std::string r = "(";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + ")";
+  }
+
+  Problem p_;
+  Layout layout_;
+  std::vector<Slot> slots_;
+};
+
+// Applies the problem's thread count and CPU target; "" or why not.
+std::string Configure(const Problem& p) {
+  aclnn_cpu::SetNumThreads(p.threads);
+  if (p.target.empty()) {
+    aclnn_cpu::ForceTarget(0);
+    return "";
+  }
+  std::string known;
+  for (int64_t t : aclnn_cpu::SupportedCompiledTargets()) {
+    const std::string name = aclnn_cpu::TargetName(t);
+    if (strcasecmp(name.c_str(), p.target.c_str()) == 0) {
+      aclnn_cpu::ForceTarget(t);
+      return "";
+    }
+    known += " " + name;
+  }
+  return "--cpu-target " + p.target + " is not available here; this CPU runs:" + known + ".";
+}
+
+std::string Message() {
+  const char* m = aclGetRecentErrMsg();
+  return m ? m : "";
+}
+
+// Runs one problem; returns true when it passed. Prints one line (plus details on failure).
+bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) {
+  std::printf("[%zu/%zu] %s\n", index + 1, count, p.ToString().c_str());
+  std::fflush(stdout);
+  const std::string cfg_err = Configure(p);
+  if (!cfg_err.empty()) {
+    std::printf("  FAILED: %s\n", cfg_err.c_str());
+    return false;
+  }
+  Case c(p);
+  if (!o.input_dir.empty()) {
+    const std::string err = c.FillFrom(o.input_dir);
+    if (!err.empty()) {
+      std::printf("  FAILED: --input: %s\n", err.c_str());
+      return false;
+    }
+  } else {
+    c.FillRandom();
+  }
+  nlohmann::json result;
+  uint64_t ws_size = 0;
+  aclOpExecutor* ex = nullptr;
+  int st = c.Plan(&ws_size, &ex);
+  void* ws = nullptr;
+  int step = 1;
+  if (st == 0) {
+    aclSetAclOpExecutorRepeatable(ex);
+    if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+      std::printf("  FAILED: cannot allocate the %llu-byte workspace: %s\n",
+                  static_cast<unsigned long long>(ws_size), Message().c_str());
+      aclDestroyAclOpExecutor(ex);
+      return false;
+    }
+    step = 2;
+    st = c.Run(ws, ws_size, ex, nullptr);
+    if (st == 0) {
+      step = 3;
+      st = aclrtSynchronizeStream(nullptr);
+    }
+  }
+  const std::string msg = st == 0 ? "" : Message();
+  result["status"] = st;
+  result["message"] = msg;
+  result["workspace_bytes"] = ws_size;
+  result["cpu_target"] = aclnn_cpu::CurrentTargetName();
+  result["threads"] = aclnn_cpu::NumThreads();
+  bool ok = st == 0;
+  if (st != 0) {
+    bool untouched = true;
+    for (Slot& s : c.slots())
+      if (s.output) untouched = untouched && s.t->Untouched();
+    std::printf("  FAILED: %s returned %d: %s (outputs %s)\n",
+                step == 1 ? "phase 1" : (step == 2 ? "phase 2" : "aclrtSynchronizeStream"), st,
+                msg.c_str(), untouched ? "untouched" : "WRITTEN");
+  }
+  if (ok && o.check) {
+    for (const Case::Verdict& v : c.Check()) {
+      const bool pass = v.failure.empty();
+      ok = ok && pass;
+      std::printf(
+          "  check %-14s %s  worst %.3g ulp of %s (%.3g ulp where well conditioned), "
+          "%.0f%% of the tolerance used\n",
+          v.output.c_str(), pass ? "PASS" : "FAIL", v.stats.max_ulp, DtypeName(v.dtype),
+          v.stats.max_ulp_conditioned, 100.0 * v.stats.max_tolerance_used);
+      if (!pass) {
+        std::printf("    %lld of %lld elements out of tolerance; first: %s\n",
+                    static_cast<long long>(v.stats.failures), static_cast<long long>(v.stats.count),
+                    v.failure.c_str());
+      }
+      result["check"][v.output] = {{"pass", pass},
+                                   {"max_ulp", v.stats.max_ulp},
+                                   {"max_ulp_conditioned", v.stats.max_ulp_conditioned},
+                                   {"tolerance_used", v.stats.max_tolerance_used}};
+    }
+  }
+  if (st == 0 && o.perf) {
+    std::vector<double> times;
+    for (int i = 0; i < o.warmup + o.reps; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      c.Run(ws, ws_size, ex, nullptr);
+      aclrtSynchronizeStream(nullptr);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (i >= o.warmup) times.push_back(s);
+    }
+    std::sort(times.begin(), times.end());
+    const double median = times[times.size() / 2];
+    const std::string kind = p.op == Op::kLogSoftmaxBackward ? "rd2wr1" : "copy";
+    const double bw = bench::Bandwidth(kind, aclnn_cpu::NumThreads());
+    const double rate = c.Bytes() / median;
+    std::printf(
+        "  perf median %.4g ms (min %.4g, %d reps), %.2f GB/s, %.0f%% of the machine's %s "
+        "bandwidth (%.2f GB/s), target %s, %d threads\n",
+        median * 1e3, times.front() * 1e3, o.reps, rate / 1e9, 100.0 * rate / bw, kind.c_str(),
+        bw / 1e9, aclnn_cpu::CurrentTargetName(), aclnn_cpu::NumThreads());
+    result["perf"] = {
+        {"median_s", median},         {"min_s", times.front()}, {"reps", o.reps},
+        {"bytes", c.Bytes()},         {"bytes_per_s", rate},    {"bandwidth_kind", kind},
+        {"bandwidth_bytes_per_s", bw}};
+  }
+  if (!o.dump_dir.empty()) {
+    const std::string dir = count == 1 ? o.dump_dir : o.dump_dir + "/" + std::to_string(index + 1);
+    if (count > 1) ::mkdir(o.dump_dir.c_str(), 0777);
+    const std::string err = c.Dump(dir, result);
+    if (!err.empty()) {
+      std::printf("  FAILED: --dump: %s\n", err.c_str());
+      ok = false;
+    } else {
+      std::printf("  dumped to %s\n", dir.c_str());
+    }
+  }
+  if (ex != nullptr) aclDestroyAclOpExecutor(ex);
+  if (ws != nullptr) aclrtFree(ws);
+  return ok;
+}
+
+// Reads a --batch file: one problem per line, '#' starts a comment; "" or the first error.
+std::string ReadBatch(const std::string& path, std::vector<Problem>* out) {
+  std::ifstream f(path);
+  if (!f) return "--batch: cannot open " + path + ".";
+  std::string line;
+  for (int no = 1; std::getline(f, line); ++no) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Problem p;
+    const std::string err = ParseLine(line, &p);
+    if (!err.empty()) return path + ":" + std::to_string(no) + ": " + err;
+    out->push_back(p);
+  }
+  if (out->empty()) return "--batch: " + path + " holds no problem.";
+  return "";
+}
+
+// Parses the command line into `o`; returns -1 to go on, else the exit code.
+int ParseCommandLine(int argc, char** argv, Options* o) {
+  CLI::App app(
+      "aclnn-cpu-driver: run, check (--check), time (--perf), dump (--dump) any aclnn-cpu "
+      "operator problem.\nExample: aclnn-cpu-driver --check --perf --op=ce_grad "
+      "--shape=4096x32000 --dtype=bf16 --weight --label-smoothing=0.1");
+  Problem p;
+  AddProblemOptions(app, p);
+  app.add_flag("--check", o->check, "compare with the double-precision reference");
+  app.add_flag("--perf", o->perf, "time it: warm-up, repetitions, median, GB/s, bandwidth share");
+  app.add_option("--dump", o->dump_dir, "write inputs, outputs (.npy) and problem.json to DIR")
+      ->type_name("DIR");
+  app.add_option("--input", o->input_dir,
+                 "run on DIR's input .npy files (problem from DIR/problem.json unless --op)")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--batch", o->batch_file, "problems from FILE, one per line, '#' comments")
+      ->type_name("FILE");
+  app.add_option("--warmup", o->warmup, "--perf warm-up runs")->check(CLI::Range(0, 1000000));
+  app.add_option("--reps", o->reps, "--perf timed runs")->check(CLI::Range(1, 1000000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "aclnn-cpu-driver: %s\nRun with --help for the options.\n", e.what());
+    return kExitUsage;
+  }
+  auto usage = [](const std::string& err) {
+    std::fprintf(stderr, "aclnn-cpu-driver: %s\nRun with --help for the options.\n", err.c_str());
+    return kExitUsage;
+  };
+  if (!o->batch_file.empty()) {
+    if (app.count("--op") > 0)
+      return usage("give either --batch or a problem (--op ...), not both.");
+    if (!o->input_dir.empty()) return usage("--input runs one problem; it cannot take --batch.");
+    const std::string err = ReadBatch(o->batch_file, &o->problems);
+    if (!err.empty()) return usage(err);
+    return -1;
+  }
+  if (!o->input_dir.empty() && app.count("--op") == 0) {
+    // The problem comes from problem.json; only how it runs may be changed.
+    for (const CLI::Option* opt : app.get_options()) {
+      const std::string name = opt->get_name();
+      if (opt->count() > 0 && IsProblemOption(name) && name != "--threads" &&
+          name != "--cpu-target") {
+        return usage(name +
+                     " cannot change a problem read by --input (only --threads and "
+                     "--cpu-target can); give the whole problem with --op instead.");
+      }
+    }
+    std::ifstream f(o->input_dir + "/problem.json");
+    if (!f) return usage("--input: " + o->input_dir + "/problem.json is missing (or give --op).");
+    const Problem given = p;
+    nlohmann::json j;
+    try {
+      f >> j;
+      const std::string err = ParseLine(j.at("problem").get<std::string>(), &p);
+      if (!err.empty()) return usage("--input: " + o->input_dir + "/problem.json: " + err);
+    } catch (const nlohmann::json::exception& e) {
+      return usage("--input: " + o->input_dir + "/problem.json: " + e.what());
+    }
+    if (app.count("--threads") > 0) p.threads = given.threads;
+    if (app.count("--cpu-target") > 0) p.target = given.target;
+  } else if (app.count("--op") == 0) {
+    return usage("no problem: give --op (and --shape, ...) or --batch FILE.");
+  }
+  const std::string err = Validate(p);
+  if (!err.empty()) return usage(err);
+  o->problems.push_back(p);
+  return -1;
+}
+
+}  // namespace
+}  // namespace driver
+
+int main(int argc, char** argv) {
+  driver::Options o;
+  const int code = driver::ParseCommandLine(argc, argv, &o);
+  if (code >= 0) return code;
+  if (!o.check && !o.perf && o.dump_dir.empty()) o.check = true;  // default: check
+  if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
+    std::fprintf(stderr, "aclnn-cpu-driver: runtime initialisation failed: %s\n",
+                 driver::Message().c_str());
+    return driver::kExitFailed;
+  }
+  size_t passed = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < o.problems.size(); ++i) {
+    if (driver::RunProblem(o, o.problems[i], i, o.problems.size())) ++passed;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("== %zu problems: %zu passed, %zu failed (%.1f s)\n", o.problems.size(), passed,
+              o.problems.size() - passed, secs);
+  aclrtResetDevice(0);
+  aclFinalize();
+  return passed == o.problems.size() ? 0 : driver::kExitFailed;
+}

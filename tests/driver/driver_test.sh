@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# CTest driver_* tests: aclnn-cpu-driver end to end.
+# usage: driver_test.sh DRIVER WORKDIR CASE   (CASE: batch | roundtrip | bad_arguments)
+set -uo pipefail
+driver=$1 work=$2 case=$3
+src=$(cd "$(dirname "$0")/../.." && pwd)
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect CODE PATTERN CMD...: CMD exits with CODE and its output (stdout + stderr, kept in $out)
+# matches PATTERN.
+out=""
+expect() {
+  local code=$1 pattern=$2
+  shift 2
+  local rc
+  out=$("$@" 2>&1)
+  rc=$?
+  echo "\$ aclnn-cpu-driver ${*:2}"
+  echo "$out" | tail -4
+  [ "$rc" -eq "$code" ] || fail "exit code $rc, expected $code"
+  grep -qE -- "$pattern" <<<"$out" || fail "output does not match: $pattern"
+}
+
+case $case in
+  batch)
+    # Every problem of the smoke list passes --check, and --perf prints its figures.
+    expect 0 "== 18 problems: 18 passed, 0 failed" \
+      "$driver" --batch "$src/driver/problems/smoke.txt" --check --perf --warmup 1 --reps 2
+    [ "$(grep -c '  perf median' <<<"$out")" -eq 18 ] || fail "not one perf line per problem"
+    [ "$(grep -c '^\[[0-9]*/18\]' <<<"$out")" -eq 18 ] || fail "not one progress line per problem"
+    ! grep -q FAIL <<<"$out" || fail "a check failed"
+    ;;
+  roundtrip)
+    # --dump, then --input of that directory dumps the same bytes (every operator).
+    problems=(
+      "--op=lsm_bwd --shape=12x37x5 --dim=1 --dtype=bf16 --out-dtype=f32 --layout=padded"
+      "--op=lsm --shape=16x300 --dtype=f16"
+      "--op=ce_grad --shape=16x100 --dtype=bf16 --weight --label-smoothing=0.1 --zloss=1e-4 --reduction=none"
+      "--op=ce --shape=24x77 --weight --ignore-index=2 --zloss=1e-3 --target-dtype=s32"
+    )
+    i=0
+    for p in "${problems[@]}"; do
+      i=$((i + 1))
+      # shellcheck disable=SC2086
+      expect 0 "dumped to d$i" "$driver" $p --check --dump "d$i" --seed "$i"
+      expect 0 "1 passed" "$driver" --input "d$i" --check --dump "e$i"
+      n=0
+      for f in "d$i"/*.npy; do
+        cmp "$f" "e$i/$(basename "$f")" || fail "$f differs after --input"
+        n=$((n + 1))
+      done
+      [ "$n" -ge 2 ] || fail "d$i holds only $n .npy files"
+      grep -q '"status": 0' "e$i/problem.json" || fail "e$i/problem.json has no status 0"
+      echo "  d$i -> e$i: $n .npy files identical"
+    done
+    # --input computes from the files, not from problem.json's seed: d2 with another seed's input
+    # gives that seed's output.
+    expect 0 "dumped to s9" "$driver" --op=lsm --shape=16x300 --dtype=f16 --seed 9 --dump s9
+    cp -r d2 swapped && cp s9/self.npy swapped/self.npy
+    expect 0 "dumped to t9" "$driver" --input swapped --check --dump t9
+    cmp t9/out.npy s9/out.npy || fail "--input did not compute from the swapped self.npy"
+    ! cmp -s t9/out.npy d2/out.npy || fail "--input ignored the swapped self.npy"
+    # --input checks what it reads: a tensor of another shape is refused by name.
+    cp -r d2 bad && cp d1/out.npy bad/self.npy
+    expect 1 "self.npy" "$driver" --input bad --check
+    # A batch dumps each problem to its own numbered directory.
+    printf '%s\n' "# two problems" "--op=lsm --shape=3x4" "--op=ce --shape=2x5" >two.txt
+    expect 0 "2 passed" "$driver" --batch two.txt --dump many
+    [ -f many/1/problem.json ] && [ -f many/2/problem.json ] || fail "batch dump directories"
+    ;;
+  bad_arguments)
+    expect 2 "--op foo is not one of: ce, ce_grad" "$driver" --op foo
+    expect 2 "--shape 4x: dims are non-negative integers" "$driver" --op lsm --shape 4x
+    expect 2 "needs a 2-D --shape NxC, not 3x4x5" "$driver" --op ce --shape 3x4x5
+    expect 2 "--reduction: .*mean" "$driver" --op ce --reduction avg
+    expect 2 "no problem: give --op" "$driver" --check
+    expect 2 "The following argument was not expected: --bogus" "$driver" --bogus
+    expect 2 "Directory does not exist" "$driver" --input "$work/missing"
+    printf '%s\n' "--op=lsm --shape=3x4" "--op=lsm --shape=3x" >bad.txt
+    expect 2 "bad.txt:2: --shape 3x" "$driver" --batch bad.txt
+    # Problems the library rejects fail the run (exit 1) with its message; outputs untouched.
+    expect 1 "phase 1 returned 161002: .*(outputs untouched)" "$driver" --op lsm --shape 4x4 --dim 5
+    expect 1 "--cpu-target NOSUCH is not available here" "$driver" --op lsm --cpu-target NOSUCH
+    ;;
+  *) fail "unknown case $case" ;;
+esac
+echo "PASS: driver $case"
