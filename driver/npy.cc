@@ -2,14 +2,29 @@
 
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 namespace npy {
 
 namespace {
 constexpr char kMagic[] = "\x93NUMPY";
+
+// The text after `'key':` in a .npy header dict, up to (not including) `end`; false if absent.
+bool Field(const std::string& header, const std::string& key, char end, std::string* value) {
+  const size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos) return false;
+  size_t p = header.find(':', k);
+  if (p == std::string::npos) return false;
+  p = header.find_first_not_of(" \t", p + 1);
+  if (p == std::string::npos) return false;
+  const char open = header[p];
+  if (open == '\'' || open == '(') ++p;  // a quoted string or a tuple
+  const size_t e = header.find(end, p);
+  if (e == std::string::npos) return false;
+  *value = header.substr(p, e - p);
+  return true;
 }
+}  // namespace
 
 int64_t ItemSize(const std::string& descr) {
   static const char *const k8[] = {"<f8", "<i8"}, *const k4[] = {"<f4", "<i4"},
@@ -73,31 +88,42 @@ std::string Read(const std::string& path, Array* a) {
   }
   std::string header(len, '\0');
   if (!f.read(&header[0], len)) return path + " is truncated.";
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'"))) {
-    return path + " has no descr in its header.";
-  }
-  a->descr = m[1];
+  std::string value;
+  if (!Field(header, "descr", '\'', &value)) return path + " has no descr in its header.";
+  a->descr = value;
   if (ItemSize(a->descr) == 0) {
     return path + " has dtype '" + a->descr +
            "'; supported: <f4 <f2 <f8 <i8 <i4 <u2 (bf16 bits) |b1 |u1 |i1.";
   }
-  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True"))) {
+  if (Field(header, "fortran_order", ',', &value) && value.find("True") != std::string::npos) {
     return path + " is in Fortran order; save it in C order (np.ascontiguousarray).";
   }
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)"))) {
-    return path + " has no shape in its header.";
-  }
+  if (!Field(header, "shape", ')', &value)) return path + " has no shape in its header.";
   a->shape.clear();
-  const std::string dims = m[1];
-  const std::regex num("[0-9]+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator();
-       ++it) {
-    a->shape.push_back(std::stoll(it->str()));
+  std::stringstream dims(value);
+  std::string dim;
+  while (std::getline(dims, dim, ',')) {
+    const size_t b0 = dim.find_first_not_of(" \t");
+    if (b0 == std::string::npos) continue;  // "(5,)" ends with an empty item
+    const size_t e0 = dim.find_last_not_of(" \t");
+    const std::string d = dim.substr(b0, e0 - b0 + 1);
+    if (d.find_first_not_of("0123456789") != std::string::npos || d.size() > 15) {
+      return path + " has a bad shape (" + value + ") in its header.";
+    }
+    a->shape.push_back(std::stoll(d));
   }
-  int64_t n = 1;
-  for (int64_t d : a->shape) n *= d;
-  a->data.resize(static_cast<size_t>(n * ItemSize(a->descr)));
+  // The data must be in the file: bounds the allocation by the file's size.
+  const std::streampos here = f.tellg();
+  f.seekg(0, std::ios::end);
+  const int64_t left = static_cast<int64_t>(f.tellg() - here);
+  f.seekg(here);
+  int64_t elems = 1;
+  for (int64_t d : a->shape) {
+    if (d != 0 && elems > left / d) return path + " holds fewer elements than its shape says.";
+    elems *= d;
+  }
+  if (elems * ItemSize(a->descr) > left) return path + " holds fewer elements than its shape says.";
+  a->data.resize(static_cast<size_t>(elems * ItemSize(a->descr)));
   if (!f.read(reinterpret_cast<char*>(a->data.data()),
               static_cast<std::streamsize>(a->data.size()))) {
     return path + " holds fewer elements than its shape says.";

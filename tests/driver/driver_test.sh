@@ -61,6 +61,20 @@ case $case in
     expect 0 "dumped to t9" "$driver" --input swapped --check --dump t9
     cmp t9/out.npy s9/out.npy || fail "--input did not compute from the swapped self.npy"
     ! cmp -s t9/out.npy d2/out.npy || fail "--input ignored the swapped self.npy"
+    # Another writer's header (format 2.0, no spaces, NumPy's key order varies) reads the same;
+    # a truncated file is refused.
+    python3 - s9/self.npy swapped/self.npy <<'PY'
+import struct, sys
+src = open(sys.argv[1], "rb").read()
+hlen = struct.unpack("<H", src[8:10])[0]
+header = b"{'shape':(16,300),'fortran_order':False,'descr':'<f2'}"
+header += b" " * (-(12 + len(header) + 1) % 64) + b"\n"
+open(sys.argv[2], "wb").write(b"\x93NUMPY\x02\x00" + struct.pack("<I", len(header)) + header + src[10 + hlen:])
+PY
+    expect 0 "dumped to u9" "$driver" --input swapped --check --dump u9
+    cmp u9/out.npy s9/out.npy || fail "a version 2.0 header read differently"
+    head -c 5000 s9/self.npy >swapped/self.npy
+    expect 1 "self.npy holds fewer elements than its shape says" "$driver" --input swapped
     # --input checks what it reads: a tensor of another shape is refused by name.
     cp -r d2 bad && cp d1/out.npy bad/self.npy
     expect 1 "self.npy" "$driver" --input bad --check
