@@ -8,6 +8,7 @@
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/cross_entropy.h"
+#include "ops/common/slices.h"
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
@@ -75,6 +76,17 @@ struct RowLoss {
   double nll, smooth, zl;
 };
 
+// A row's reductions over one kRowChunk chunk (slices.h). Rows are always reduced chunk by
+// chunk, chunks combined in order, so a row split across threads gives the same bits.
+struct ChunkSums {
+  float max;
+  double rest, k, dot;
+  double xt;  // first chunk of a row: the input at the target (read before logProb is written)
+};
+
+// The row maximum from its chunks' maxima, in order; a NaN anywhere gives NaN.
+inline float FoldMax(float m, float chunk) { return (chunk > m || chunk != chunk) ? chunk : m; }
+
 class CeFwdPlan final : public Plan {
  public:
   explicit CeFwdPlan(const Args& a) {
@@ -103,6 +115,11 @@ class CeFwdPlan final : public Plan {
     if (!contiguous_) {
       scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(c_));
     }
+    // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
+    split_ = contiguous_ && n_ < threads_ && RowChunks(c_) > 1;
+    if (split_) {
+      chunks_ = booker_.Book<ChunkSums>(static_cast<uint64_t>(n_ * RowChunks(c_)));
+    }
     target_name_ = CurrentTargetName();
   }
 
@@ -113,12 +130,12 @@ class CeFwdPlan final : public Plan {
 
   std::string Describe() const override {
     return StrFormat(
-        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s, "
+        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s%s, "
         "kernel logsoftmax_%s, target %s, up to %d threads",
         static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
         ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
         return_zloss_ ? " (returned)" : "", contiguous_ ? "contiguous-rows" : "gather-f32",
-        kernels_.dtype, target_name_, threads_);
+        split_ ? " (rows split across threads)" : "", kernels_.dtype, target_name_, threads_);
   }
 
   Status Run(void* workspace) const override {
@@ -128,47 +145,143 @@ class CeFwdPlan final : public Plan {
     ce::TargetScan scan;
     ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, target_, has_weight_ ? &weight_ : nullptr, n_, c_,
                                           ignore_, reduction_, w, rows, &scan));
-    float* scratch = Grant<float>(workspace, scratch_);
-    const int64_t min_rows = std::max<int64_t>(1, 32768 / std::max<int64_t>(c_, 1));
-    ParallelFor(n_, std::min(threads_, NumThreads()), min_rows, [&](int tid, int64_t b, int64_t e) {
-      float* f = scratch + static_cast<int64_t>(tid) * c_;
-      for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
-    });
+    const int threads = std::min(threads_, NumThreads());
+    if (split_ && n_ < threads) {
+      RunSplitRows(Grant<ChunkSums>(workspace, chunks_), rows, w, scan.w_sum, terms, threads);
+    } else {
+      float* scratch = Grant<float>(workspace, scratch_);
+      const int64_t min_rows =
+          std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(c_, 1));
+      ParallelFor(n_, threads, min_rows, [&](int tid, int64_t b, int64_t e) {
+        float* f = scratch + static_cast<int64_t>(tid) * c_;
+        for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
+      });
+    }
     WriteLosses(terms, scan);
     return OkStatus();
   }
 
  private:
-  // logProb and lse of row i, and its loss terms (zero for an ignored row).
+  const char* RowX(int64_t i) const { return x_.data + i * x_.strides[0] * DtypeSize(dtype_); }
+  char* RowLp(int64_t i) const { return lp_.data + i * lp_.strides[0] * DtypeSize(dtype_); }
+
+  // Chunk [c0, c0 + len) of a contiguous row `src` (element size esz): its maximum.
+  float ChunkMax(const void* src, int64_t esz, int64_t c0, int64_t len) const {
+    return kernels_.max(static_cast<const char*>(src) + c0 * esz, static_cast<size_t>(len));
+  }
+  // The sums of that chunk with the row maximum m; the weighted shifted sum only when needed.
+  void ChunkExpDot(const void* src, int64_t esz, int64_t c0, int64_t len, float m, const float* w,
+                   bool dot, ChunkSums* out) const {
+    const char* p = static_cast<const char*>(src) + c0 * esz;
+    out->rest = kernels_.sum_exp(p, static_cast<size_t>(len), m, &out->k);
+    out->dot = dot ? kernels_.dot(p, w ? w + c0 : nullptr, static_cast<size_t>(len), m) : 0.0;
+  }
+
+  // A row's loss terms (zero for an ignored row) from its chunk sums, added in order; *log_s
+  // receives log(sum exp(x - m)) and *lse the row's log-sum-exp.
+  RowLoss FinishRow(const ce::RowTarget& rt, float m, const ChunkSums* parts, int64_t nc,
+                    double w_sum, double* log_s, double* lse) const {
+    double rest = 0.0, k = 0.0, dot = 0.0;
+    for (int64_t c = 0; c < nc; ++c) {
+      rest += parts[c].rest;
+      k += parts[c].k;
+      dot += parts[c].dot;
+    }
+    *log_s = LogSumExpShifted(rest, k);
+    *lse = static_cast<double>(m) + *log_s;
+    RowLoss t{0.0, 0.0, 0.0};
+    if (rt.t >= 0) {
+      t.nll = -rt.w * (parts[0].xt - *lse);
+      // sum_c w_c (x_c - lse) = sum_c w_c (x_c - m) - log_s * W: no cancellation of large x.
+      t.smooth = -(dot - *log_s * w_sum);
+      t.zl = z_ * *lse * *lse;
+    }
+    return t;
+  }
+
+  // The input at row i's target (0 for an ignored row).
+  double TargetInput(int64_t i, const ce::RowTarget& rt) const {
+    return rt.t >= 0 ? LoadAsDouble(dtype_, RowX(i), rt.t * x_.strides[1]) : 0.0;
+  }
+
+  void StoreLse(int64_t i, double lse) const {
+    if (z_ != 0.0) StoreFromDouble(dtype_, lse_.data, i * lse_.strides[0], lse);
+  }
+
+  // logProb and lse of row i, and its loss terms, on one thread. Chunk sums are added in the
+  // order FinishRow adds them, so the bits equal the split path's.
   RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, double w_sum, float* f) const {
-    const int64_t esz = DtypeSize(dtype_);
-    const char* x = x_.data + i * x_.strides[0] * esz;
-    char* lp = lp_.data + i * lp_.strides[0] * esz;
-    const size_t c = static_cast<size_t>(c_);
+    const char* x = RowX(i);
     const void* src = x;
     if (!contiguous_) {
       GatherF32(dtype_, dtype_, x, x_.strides[1], c_, f);
       src = f;
     }
-    const float m = kernels_.max(src, c);
-    double k;
-    const double rest = kernels_.sum_exp(src, c, m, &k);
-    const double log_s = LogSumExpShifted(rest, k);
-    const double lse = static_cast<double>(m) + log_s;
-    // Loss terms read the input before logProb is written (f may be rewritten in place).
-    RowLoss t{0.0, 0.0, 0.0};
-    if (rt.t >= 0) {
-      const double xt = LoadAsDouble(dtype_, x, rt.t * x_.strides[1]);
-      t.nll = -rt.w * (xt - lse);
-      // sum_c w_c (x_c - lse) = sum_c w_c (x_c - m) - log_s * W: no cancellation of large x.
-      t.smooth = -(kernels_.dot(src, w, c, m) - log_s * w_sum);
-      t.zl = z_ * lse * lse;
+    const int64_t esz = contiguous_ ? DtypeSize(dtype_) : int64_t{sizeof(float)};
+    float m = -HUGE_VALF;
+    for (int64_t c0 = 0; c0 < c_; c0 += kRowChunk) {
+      m = FoldMax(m, ChunkMax(src, esz, c0, std::min(kRowChunk, c_ - c0)));
     }
+    ChunkSums total{m, 0.0, 0.0, 0.0, TargetInput(i, rt)};
+    for (int64_t c0 = 0; c0 < c_; c0 += kRowChunk) {
+      ChunkSums part;
+      ChunkExpDot(src, esz, c0, std::min(kRowChunk, c_ - c0), m, w, rt.t >= 0, &part);
+      total.rest += part.rest;
+      total.k += part.k;
+      total.dot += part.dot;
+    }
+    double log_s, lse;
+    // Loss terms read the input before logProb is written (f may be rewritten in place).
+    const RowLoss t = FinishRow(rt, m, &total, 1, w_sum, &log_s, &lse);
+    char* lp = RowLp(i);
     kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
-                     c);
+                     static_cast<size_t>(c_));
     if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], c_);
-    if (z_ != 0.0) StoreFromDouble(dtype_, lse_.data, i * lse_.strides[0], lse);
+    StoreLse(i, lse);
     return t;
+  }
+
+  // Fewer rows than threads: work items are (row, chunk), in three passes (chunk maxima; chunk
+  // sums with the row maximum; the row's terms and logProb), each split over the threads. The
+  // first pass also reads the input at the target, before any logProb (which may alias the
+  // input) is written.
+  void RunSplitRows(ChunkSums* parts, const ce::RowTarget* rows, const float* w, double w_sum,
+                    RowLoss* terms, int threads) const {
+    const int64_t nc = RowChunks(c_), items = n_ * nc, esz = DtypeSize(dtype_);
+    auto len = [&](int64_t it) { return std::min(kRowChunk, c_ - (it % nc) * kRowChunk); };
+    auto row_max = [&](int64_t i) {
+      float m = -HUGE_VALF;
+      for (int64_t c = 0; c < nc; ++c) m = FoldMax(m, parts[i * nc + c].max);
+      return m;
+    };
+    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t i = it / nc;
+        parts[it].max = ChunkMax(RowX(i), esz, (it % nc) * kRowChunk, len(it));
+        if (it % nc == 0) parts[it].xt = TargetInput(i, rows[i]);
+      }
+    });
+    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t i = it / nc;
+        ChunkExpDot(RowX(i), esz, (it % nc) * kRowChunk, len(it), row_max(i), w, rows[i].t >= 0,
+                    &parts[it]);
+      }
+    });
+    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t i = it / nc, c0 = (it % nc) * kRowChunk;
+        const float m = row_max(i);
+        double log_s, lse;
+        const RowLoss t = FinishRow(rows[i], m, &parts[i * nc], nc, w_sum, &log_s, &lse);
+        if (it % nc == 0) {  // one item per row writes the row's results
+          terms[i] = t;
+          StoreLse(i, lse);
+        }
+        kernels_.lsm_fwd(RowX(i) + c0 * esz, m, static_cast<float>(log_s), RowLp(i) + c0 * esz,
+                         static_cast<size_t>(len(it)));
+      }
+    });
   }
 
   double Combine(const RowLoss& t) const {
@@ -211,7 +324,8 @@ class CeFwdPlan final : public Plan {
   RowKernels kernels_;
   int threads_ = 1;
   WorkspaceBooker booker_;
-  WorkspaceBooking rows_, terms_, weights_, scratch_;
+  bool split_ = false;
+  WorkspaceBooking rows_, terms_, weights_, scratch_, chunks_;
   const char* target_name_ = "";
 };
 
