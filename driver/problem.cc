@@ -67,38 +67,18 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 }  // namespace
 
 const char* OpName(Op op) {
-  switch (op) {
-    case Op::kLogSoftmaxBackward:
-      return "log_softmax_backward";
-    case Op::kLogSoftmax:
-      return "log_softmax";
-    case Op::kCrossEntropyLossGrad:
-      return "cross_entropy_loss_grad";
-    case Op::kCrossEntropyLoss:
-      return "cross_entropy_loss";
-  }
-  return "?";
+  static const char* const kNames[] = {"log_softmax_backward", "log_softmax",
+                                       "cross_entropy_loss_grad", "cross_entropy_loss"};
+  return kNames[static_cast<int>(op)];
 }
 
 const char* DtypeName(aclDataType t) {
-  switch (t) {
-    case ACL_FLOAT:
-      return "f32";
-    case ACL_FLOAT16:
-      return "f16";
-    case ACL_BF16:
-      return "bf16";
-    case ACL_DOUBLE:
-      return "f64";
-    case ACL_INT64:
-      return "s64";
-    case ACL_INT32:
-      return "s32";
-    case ACL_UINT8:
-      return "u8";
-    default:
-      return "?";
+  for (const auto* names : {&FloatDtypes(), &TargetDtypes()}) {
+    for (const auto& kv : *names) {
+      if (kv.second == t) return kv.first.c_str();
+    }
   }
+  return "?";
 }
 
 // An option whose value is one of the names in `names` (case-insensitive).
