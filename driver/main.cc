@@ -495,14 +495,14 @@ std::string Configure(const Problem& p) {
     aclnn_cpu::ForceTarget(0);
     return "";
   }
+  const int64_t want = aclnn_cpu::CompiledTargetByName(p.target.c_str());
   std::string known;
   for (int64_t t : aclnn_cpu::SupportedCompiledTargets()) {
-    const std::string name = aclnn_cpu::TargetName(t);
-    if (strcasecmp(name.c_str(), p.target.c_str()) == 0) {
+    if (t == want) {
       aclnn_cpu::ForceTarget(t);
       return "";
     }
-    known += " " + name;
+    known += std::string(" ") + aclnn_cpu::TargetName(t);
   }
   return "--cpu-target " + p.target + " is not available here; this CPU runs:" + known + ".";
 }

@@ -137,7 +137,7 @@ void AddProblemOptions(CLI::App& app, Problem& p) {
   app.add_option("--threads", p.threads, "threads (default: ACLNN_CPU_NUM_THREADS or all cores)")
       ->check(CLI::Range(0, 4096));
   app.add_option("--cpu-target", p.target,
-                 "cap the Highway target (e.g. AVX2, SSE4, SCALAR), as ACLNN_CPU_MAX_TARGET");
+                 "run on this Highway target (e.g. AVX3, AVX2, SSE4, SCALAR); default: the best");
   app.add_option("--seed", p.seed, "random data seed");
 }
 

@@ -39,20 +39,21 @@ std::vector<int64_t> CompiledTargetBits() {
 }
 bool g_initialized = false;
 
+}  // namespace
+
+int64_t CompiledTargetByName(const char* name);
+
+namespace {
+
 int64_t CappedTargets() {
   int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
   const char* cap = std::getenv("ACLNN_CPU_MAX_TARGET");
   if (cap == nullptr || *cap == '\0') return targets;
-  std::string want(cap);
-  for (char& c : want) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (int64_t bit : CompiledTargetBits()) {
-    if (want == hwy::TargetName(bit)) {
-      // Better targets have smaller bits: keep `bit` and everything worse.
-      int64_t capped = targets & ~(bit - 1);
-      return capped != 0 ? capped : targets;
-    }
-  }
-  return targets;  // unknown name: no cap (documented)
+  const int64_t bit = CompiledTargetByName(cap);
+  if (bit == 0) return targets;  // unknown name: no cap (documented)
+  // Better targets have smaller bits: keep `bit` and everything worse.
+  const int64_t capped = targets & ~(bit - 1);
+  return capped != 0 ? capped : targets;
 }
 
 void UpdateLocked(int64_t forced) {
@@ -76,6 +77,18 @@ const char* CurrentTargetName() {
 }
 
 const char* TargetName(int64_t target) { return hwy::TargetName(target); }
+
+int64_t CompiledTargetByName(const char* name) {
+  std::string want(name);
+  for (char& c : want) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (int64_t bit : CompiledTargetBits()) {
+    const bool fallback = bit == HWY_SCALAR || bit == HWY_EMU128;
+    if (want == hwy::TargetName(bit) || (fallback && (want == "SCALAR" || want == "EMU128"))) {
+      return bit;
+    }
+  }
+  return 0;
+}
 
 std::vector<int64_t> SupportedCompiledTargets() {
   std::vector<int64_t> out;

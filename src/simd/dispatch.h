@@ -1,5 +1,5 @@
 // Runtime CPU dispatch: Highway chooses the best compiled target the CPU supports, capped by
-// ACLNN_CPU_MAX_TARGET (e.g. "AVX2", "SSE4", "EMU128"). Plans take their kernel pointers once,
+// ACLNN_CPU_MAX_TARGET (e.g. "AVX2", "SSE4", "SCALAR"). Plans take their kernel pointers once,
 // at phase 1, through ACLNN_DYNAMIC_POINTER.
 #ifndef ACLNN_CPU_SIMD_DISPATCH_H_
 #define ACLNN_CPU_SIMD_DISPATCH_H_
@@ -19,6 +19,9 @@ const char* CurrentTargetName();
 std::vector<int64_t> SupportedCompiledTargets();
 void ForceTarget(int64_t target);
 const char* TargetName(int64_t target);
+// The compiled target named `name` (case-insensitive; "SCALAR" and "EMU128" both name whichever
+// portable fallback Highway compiled), or 0.
+int64_t CompiledTargetByName(const char* name);
 
 }  // namespace aclnn_cpu
 

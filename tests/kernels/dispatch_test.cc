@@ -1,0 +1,49 @@
+// Target selection: names (ACLNN_CPU_MAX_TARGET, the driver's --cpu-target) and the cap.
+#include "simd/dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using aclnn_cpu::CompiledTargetByName;
+using aclnn_cpu::SupportedCompiledTargets;
+using aclnn_cpu::TargetName;
+
+TEST(Dispatch, TargetNamesRoundTrip) {
+  const std::vector<int64_t> targets = SupportedCompiledTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t t : targets) {
+    std::string lower = TargetName(t);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(CompiledTargetByName(TargetName(t)), t) << TargetName(t);
+    EXPECT_EQ(CompiledTargetByName(lower.c_str()), t) << lower;
+  }
+  EXPECT_EQ(CompiledTargetByName("NOSUCH"), 0);
+  EXPECT_EQ(CompiledTargetByName(""), 0);
+}
+
+// Highway compiles SCALAR or EMU128 as the portable fallback depending on the compiler; both
+// names mean that one (regression: a clang build refused "SCALAR").
+TEST(Dispatch, ScalarAndEmu128NameTheFallback) {
+  const int64_t fallback = SupportedCompiledTargets().back();
+  EXPECT_EQ(CompiledTargetByName("SCALAR"), fallback);
+  EXPECT_EQ(CompiledTargetByName("emu128"), fallback);
+}
+
+TEST(Dispatch, EnvironmentCapsTheTarget) {
+  const int64_t fallback = SupportedCompiledTargets().back();
+  ASSERT_EQ(setenv("ACLNN_CPU_MAX_TARGET", "scalar", 1), 0);
+  aclnn_cpu::ForceTarget(0);  // re-reads the cap
+  EXPECT_STREQ(aclnn_cpu::CurrentTargetName(), TargetName(fallback));
+  ASSERT_EQ(setenv("ACLNN_CPU_MAX_TARGET", "NOSUCH", 1), 0);  // unknown: no cap
+  aclnn_cpu::ForceTarget(0);
+  EXPECT_STREQ(aclnn_cpu::CurrentTargetName(), TargetName(SupportedCompiledTargets().front()));
+  unsetenv("ACLNN_CPU_MAX_TARGET");
+  aclnn_cpu::ForceTarget(0);
+}
+
+}  // namespace
