@@ -60,12 +60,11 @@ double SumExpT(const T* x, size_t n, float m, double* k) {
 }
 
 template <class T>
-void LsmFwdT(const T* x, float m, float l, T* out, size_t n) {
+void LsmFwdT(const T* x, float m, float l, T* out, size_t n, bool stream) {
   const DF d;
   const VF vm = hn::Set(d, m), vl = hn::Set(d, l);
-  ForEachVector(d, n, [&](size_t i, size_t c) {
-    const VF v = LoadPartialF32(d, x + i, c, 0.0f);
-    StorePartialF32(d, hn::Sub(hn::Sub(v, vm), vl), out + i, c);
+  ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
+    return hn::Sub(hn::Sub(LoadPartialF32(d, x + i, c, 0.0f), vm), vl);
   });
 }
 
@@ -143,8 +142,8 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
   double SumExp_##S(const void* x, size_t n, float m, double* k) {                               \
     return SumExpT(static_cast<const T*>(x), n, m, k);                                           \
   }                                                                                              \
-  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n) {                        \
-    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n);                            \
+  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n, bool st) {               \
+    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                        \
   }                                                                                              \
   void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w,         \
                   bool st) {                                                                     \

@@ -15,7 +15,7 @@
 //                          blocked like sum; *k = the number of elements equal to a finite m
 //                          (each contributes exactly 1). Keeping the 1s apart keeps log(k + R)
 //                          = log(k) + log1p(R / k) accurate when R is tiny (confident rows).
-//   lsm_fwd(x,m,l,out,n) : out = (x - m) - l. out may alias x.
+//   lsm_fwd(x,m,l,out,n,stream): out = (x - m) - l. out may alias x. `stream` as for lsm_bwd.
 //   ce_grad(lp,out,n,a,b,w,stream): out = exp(lp) * a - b * w[j] (w == nullptr: w[j] = 1);
 //                          `stream` as for lsm_bwd.
 //   dot(x, w, n, m)      = sum of (x - m) * w[j] (w == nullptr: w[j] = 1), blocked like sum;
@@ -49,7 +49,7 @@ struct RowKernels {
                   bool stream) = nullptr;
   float (*max)(const void* x, size_t n) = nullptr;
   double (*sum_exp)(const void* x, size_t n, float m, double* k) = nullptr;
-  void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n) = nullptr;
+  void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n, bool stream) = nullptr;
   void (*ce_grad)(const void* lp, void* out, size_t n, float a, float b, const float* w,
                   bool stream) = nullptr;
   double (*dot)(const void* x, const float* w, size_t n, float m) = nullptr;

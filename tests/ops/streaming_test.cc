@@ -1,13 +1,16 @@
 // Outputs of kStreamingOutputBytes or more are written with non-temporal stores (16-bit outputs
-// two f32 vectors at a time). Every row of such an output must have the bits of the same row
-// computed alone (a small output, plain stores), whatever the row's alignment: the inputs are
-// one row broadcast (outer stride 0) and C is odd, so output rows start at every alignment.
+// two f32 vectors at a time), by all four operators. Every row of such an output must have the bits
+// of the same row computed alone (a small output, plain stores), whatever the row's alignment: the
+// inputs are one row broadcast (outer stride 0) and C is odd, so output rows start at every
+// alignment.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
+#include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
+#include "aclnnop/aclnn_logsoftmax.h"
 #include "aclnnop/aclnn_logsoftmax_backward.h"
 #include "check.h"
 #include "device_tensor.h"
@@ -91,6 +94,50 @@ TEST(StreamingStores, CrossEntropyLossGradRowsMatchPlainStores) {
                          const_cast<char*>("sum"), -100, 0.1, 0.0, out, ws, ex);
                    },
                    aclnnCrossEntropyLossGrad)
+            .status;
+      });
+    });
+  }
+}
+
+TEST(StreamingStores, LogSoftmaxRowsMatchPlainStores) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
+    std::mt19937_64 rng(9);
+    DeviceTensor x(dt, {kC});
+    x.Set(Normal(rng, kC, 0.0, 3.0));
+    ForEachTarget([&](const std::string& target) {
+      SCOPED_TRACE(target);
+      ExpectRowsMatchSingleRow(dt, [&](int64_t n, aclTensor* out) {
+        Broadcast bx(dt, n, x.data());
+        return RunOp(
+                   [&](uint64_t* ws, aclOpExecutor** ex) {
+                     return aclnnLogSoftmaxGetWorkspaceSize(bx.t, -1, out, ws, ex);
+                   },
+                   aclnnLogSoftmax)
+            .status;
+      });
+    });
+  }
+}
+
+TEST(StreamingStores, CrossEntropyLossLogProbRowsMatchPlainStores) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
+    std::mt19937_64 rng(10);
+    DeviceTensor x(dt, {kC});
+    x.Set(Normal(rng, kC, 0.0, 3.0));
+    ForEachTarget([&](const std::string& target) {
+      SCOPED_TRACE(target);
+      ExpectRowsMatchSingleRow(dt, [&](int64_t n, aclTensor* log_prob) {
+        DeviceTensor t(ACL_INT64, {n}), loss(dt, {n}), zloss(dt, {n}), lse(dt, {n});
+        t.Set(std::vector<double>(static_cast<size_t>(n), 5.0));
+        Broadcast bx(dt, n, x.data());
+        return RunOp(
+                   [&](uint64_t* ws, aclOpExecutor** ex) {
+                     return aclnnCrossEntropyLossGetWorkspaceSize(
+                         bx.t, t.get(), nullptr, const_cast<char*>("none"), -100, 0.1, 1e-3, true,
+                         loss.get(), log_prob, zloss.get(), lse.get(), ws, ex);
+                   },
+                   aclnnCrossEntropyLoss)
             .status;
       });
     });

@@ -117,6 +117,8 @@ class CeFwdPlan final : public Plan {
     }
     // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
     split_ = contiguous_ && n_ < threads_ && RowChunks(c_) > 1;
+    stream_ =
+        contiguous_ && static_cast<uint64_t>(n_ * c_ * DtypeSize(dtype_)) >= kStreamingOutputBytes;
     if (split_) {
       chunks_ = booker_.Book<ChunkSums>(static_cast<uint64_t>(n_ * RowChunks(c_)));
     }
@@ -130,12 +132,13 @@ class CeFwdPlan final : public Plan {
 
   std::string Describe() const override {
     return StrFormat(
-        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s%s, "
+        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s%s%s, "
         "kernel logsoftmax_%s, target %s, up to %d threads",
         static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
         ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
         return_zloss_ ? " (returned)" : "", contiguous_ ? "contiguous-rows" : "gather-f32",
-        split_ ? " (rows split across threads)" : "", kernels_.dtype, target_name_, threads_);
+        split_ ? " (rows split across threads)" : "", stream_ ? " (streaming stores)" : "",
+        kernels_.dtype, target_name_, threads_);
   }
 
   Status Run(void* workspace) const override {
@@ -155,6 +158,7 @@ class CeFwdPlan final : public Plan {
       ParallelFor(n_, threads, min_rows, [&](int tid, int64_t b, int64_t e) {
         float* f = scratch + static_cast<int64_t>(tid) * c_;
         for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
+        if (stream_) FlushStreamingStores();
       });
     }
     WriteLosses(terms, scan);
@@ -235,7 +239,7 @@ class CeFwdPlan final : public Plan {
     const RowLoss t = FinishRow(rt, m, &total, 1, w_sum, &log_s, &lse);
     char* lp = RowLp(i);
     kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
-                     static_cast<size_t>(c_));
+                     static_cast<size_t>(c_), stream_);
     if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], c_);
     StoreLse(i, lse);
     return t;
@@ -279,8 +283,9 @@ class CeFwdPlan final : public Plan {
           StoreLse(i, lse);
         }
         kernels_.lsm_fwd(RowX(i) + c0 * esz, m, static_cast<float>(log_s), RowLp(i) + c0 * esz,
-                         static_cast<size_t>(len(it)));
+                         static_cast<size_t>(len(it)), stream_);
       }
+      if (stream_) FlushStreamingStores();
     });
   }
 
@@ -324,7 +329,7 @@ class CeFwdPlan final : public Plan {
   RowKernels kernels_;
   int threads_ = 1;
   WorkspaceBooker booker_;
-  bool split_ = false;
+  bool split_ = false, stream_ = false;
   WorkspaceBooking rows_, terms_, weights_, scratch_, chunks_;
   const char* target_name_ = "";
 };

@@ -59,6 +59,9 @@ class LsmFwdPlan final : public Plan {
     }
     kernels_ = GetRowKernels(path_ == Path::kDirect ? o_.dtype : ACL_FLOAT);
     threads_ = NumThreads();
+    stream_ = path_ == Path::kDirect &&
+              static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(o_.dtype)) >=
+                  kStreamingOutputBytes;
     if (path_ != Path::kDirect) {
       const uint64_t per = path_ == Path::kDouble ? 2 : 1;  // doubles take two floats
       scratch_ = booker_.Book<float>(per * static_cast<uint64_t>(threads_) *
@@ -76,11 +79,12 @@ class LsmFwdPlan final : public Plan {
   std::string Describe() const override {
     static const char* const kPaths[] = {"contiguous-rows", "gather-f32", "double"};
     return StrFormat(
-        "%lld slices x %lld (axis stride %lld), %s -> %s, path %s, kernel "
+        "%lld slices x %lld (axis stride %lld), %s -> %s, path %s%s, kernel "
         "logsoftmax_%s, target %s, up to %d threads",
         static_cast<long long>(geo_.num_slices), static_cast<long long>(geo_.axis_len),
         static_cast<long long>(geo_.axis_stride[0]), DtypeName(x_.dtype), DtypeName(o_.dtype),
-        kPaths[static_cast<int>(path_)], kernels_.dtype, target_, threads_);
+        kPaths[static_cast<int>(path_)], stream_ ? " (streaming stores)" : "", kernels_.dtype,
+        target_, threads_);
   }
 
   Status Run(void* workspace) const override {
@@ -105,7 +109,8 @@ class LsmFwdPlan final : public Plan {
       double k;
       const double rest = kernels_.sum_exp(src, n, m, &k);
       const float l = static_cast<float>(LogSumExpShifted(rest, k));
-      kernels_.lsm_fwd(src, m, l, path_ == Path::kDirect ? static_cast<void*>(o) : f, n);
+      kernels_.lsm_fwd(src, m, l, path_ == Path::kDirect ? static_cast<void*>(o) : f, n, stream_);
+      if (stream_) FlushStreamingStores();
       if (path_ == Path::kGatherF32) ScatterF32(o_.dtype, o_.dtype, f, o, geo_.axis_stride[1], D);
     });
     return OkStatus();
@@ -132,6 +137,7 @@ class LsmFwdPlan final : public Plan {
   TensorDesc x_, o_;
   SliceGeometry geo_;
   Path path_ = Path::kDirect;
+  bool stream_ = false;
   RowKernels kernels_;
   int threads_ = 1;
   WorkspaceBooker booker_;
