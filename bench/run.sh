@@ -9,8 +9,11 @@ cases=${1:-.}
 bash scripts/install-deps.sh libtorch-dev
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DACLNN_CPU_BUILD_TESTS=OFF >/dev/null
 cmake --build build-bench -j"$(nproc)" --target aclnn_cpu_bench
-# Fresh PyTorch gradient buffers would otherwise pay 4 KiB first-touch faults (PERF_NOTES B.3).
-export GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+# PyTorch allocates its N x C results on every call. glibc would mmap each one and unmap it on
+# free, so every call would pay the kernel's zeroing of fresh pages (PERF_NOTES B.3; 60% of
+# PyTorch's cross-entropy backward time here). Steady state, as a caching allocator gives it:
+# large blocks come from the heap (mmap_max=0) and stay there when freed (trim_threshold).
+export GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736
 ./build-bench/bench/aclnn_cpu_bench --benchmark_min_time=1 \
   --benchmark_filter="^(Bandwidth/|(ours|pytorch)/.*($cases))" \
   --benchmark_out=build-bench/bench.json --benchmark_out_format=json
