@@ -77,27 +77,6 @@ HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::float16_t* p) {
 
 // Non-temporal store of one whole vector converted to T; p must be aligned to the vector of T.
 // bf16 rounds as StoreF32 does; f16 without a hardware conversion falls back to StoreF32.
-template <class D>
-HWY_INLINE void StreamF32(D d, hn::Vec<D> v, float* p) {
-  hn::Stream(v, d, p);
-}
-template <class D>
-HWY_INLINE void StreamF32(D d, hn::Vec<D> v, hwy::bfloat16_t* p) {
-  HWY_ALIGN hwy::bfloat16_t tmp[hn::MaxLanes(D())];
-  StoreF32(d, v, tmp);
-  const hn::Rebind<uint16_t, D> du16;
-  hn::Stream(hn::Load(du16, reinterpret_cast<const uint16_t*>(tmp)), du16,
-             reinterpret_cast<uint16_t*>(p));
-}
-template <class D>
-HWY_INLINE void StreamF32(D d, hn::Vec<D> v, hwy::float16_t* p) {
-  HWY_ALIGN hwy::float16_t tmp[hn::MaxLanes(D())];
-  StoreF32(d, v, tmp);
-  const hn::Rebind<uint16_t, D> du16;
-  hn::Stream(hn::Load(du16, reinterpret_cast<const uint16_t*>(tmp)), du16,
-             reinterpret_cast<uint16_t*>(p));
-}
-
 // e^x for any f32 x with IEEE edges: +inf above ln(FLT_MAX), NaN for NaN, subnormal results
 // kept, 0 below -104. Highway's Exp (1 ulp) alone returns 0 for NaN and is undefined above 104.
 template <class D>
@@ -192,6 +171,23 @@ HWY_INLINE void StorePartialF32(D d, hn::Vec<D> v, T* p, size_t count) {
   std::memcpy(p, buf, count * sizeof(T));
 }
 
+// Streams the aligned output vector at out + i: one f32 vector, or for 16-bit outputs two f32
+// vectors rounded into one vector of 16-bit lanes.
+template <class D, class Compute>
+HWY_INLINE void StreamOutputVector(D d, float* out, size_t i, Compute& compute) {
+  hn::Stream(compute(i, hn::Lanes(d)), d, out + i);
+}
+template <class D, class T, class Compute>
+HWY_INLINE void StreamOutputVector(D d, T* out, size_t i, Compute& compute) {
+  const size_t N = hn::Lanes(d);
+  HWY_ALIGN T pair[2 * hn::MaxLanes(D())];
+  StoreF32(d, compute(i, N), pair);
+  StoreF32(d, compute(i + N, N), pair + N);
+  const hn::Repartition<uint16_t, D> du16;
+  hn::Stream(hn::Load(du16, reinterpret_cast<const uint16_t*>(pair)), du16,
+             reinterpret_cast<uint16_t*>(out + i));
+}
+
 // Computes and stores out[0, n): compute(i, count) returns the f32 vector for elements
 // [i, i + count). With `stream`, the aligned body uses non-temporal stores (large outputs that
 // no consumer finds in cache anyway; the caller runs hwy::FlushStream() before publishing).
@@ -200,32 +196,20 @@ HWY_INLINE void ForEachOutputVector(D d, T* out, size_t n, bool stream, Compute&
   const size_t N = hn::Lanes(d);
   size_t i = 0;
   const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
-  if constexpr (sizeof(T) == 2 && hn::MaxLanes(D()) > 1) {
+  if constexpr (hn::MaxLanes(D()) > 1) {
     if (stream && addr % sizeof(T) == 0) {
-      // 16-bit outputs: two f32 vectors make one full vector of output, so every non-temporal
-      // store writes whole vectors (half-vector streaming stores ran at half the bandwidth).
-      const size_t N2 = 2 * N;
-      const size_t mis = (addr % (N2 * sizeof(T))) / sizeof(T);
-      const size_t head = mis == 0 ? 0 : (N2 - mis < n ? N2 - mis : n);
+      // Aligned whole output vectors of U elements are streamed; 16-bit outputs take two f32
+      // vectors per store (half-vector streaming stores ran at half the bandwidth).
+      const size_t U = sizeof(T) == 2 ? 2 * N : N;
+      const size_t mis = (addr % (U * sizeof(T))) / sizeof(T);
+      const size_t head = mis == 0 ? 0 : (U - mis < n ? U - mis : n);
       for (; i + N <= head; i += N) StoreF32(d, compute(i, N), out + i);
       if (i < head) {
         StorePartialF32(d, compute(i, head - i), out + i, head - i);
         i = head;
       }
-      const hn::Repartition<uint16_t, D> du16;
-      HWY_ALIGN T pair[2 * hn::MaxLanes(D())];
-      for (; i + N2 <= n; i += N2) {
-        StoreF32(d, compute(i, N), pair);
-        StoreF32(d, compute(i + N, N), pair + N);
-        hn::Stream(hn::Load(du16, reinterpret_cast<const uint16_t*>(pair)), du16,
-                   reinterpret_cast<uint16_t*>(out + i));
-      }
+      for (; i + U <= n; i += U) StreamOutputVector(d, out, i, compute);
     }
-  } else if (stream && N > 1 && addr % sizeof(T) == 0) {
-    const size_t mis = (addr % (N * sizeof(T))) / sizeof(T);
-    const size_t head = mis == 0 ? 0 : (N - mis < n ? N - mis : n);
-    if (head > 0) StorePartialF32(d, compute(size_t{0}, head), out, head);
-    for (i = head; i + N <= n; i += N) StreamF32(d, compute(i, N), out + i);
   }
   for (; i + N <= n; i += N) StoreF32(d, compute(i, N), out + i);
   if (i < n) StorePartialF32(d, compute(i, n - i), out + i, n - i);

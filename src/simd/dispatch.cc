@@ -39,12 +39,6 @@ std::vector<int64_t> CompiledTargetBits() {
 }
 bool g_initialized = false;
 
-}  // namespace
-
-int64_t CompiledTargetByName(const char* name);
-
-namespace {
-
 int64_t CappedTargets() {
   int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
   const char* cap = std::getenv("ACLNN_CPU_MAX_TARGET");
