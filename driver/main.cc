@@ -57,9 +57,9 @@ struct Slot {
 };
 
 Layout LayoutOf(const std::string& s) {
-  if (s == "transposed") return Layout::kTransposed;
-  if (s == "offset") return Layout::kOffset;
-  if (s == "padded") return Layout::kPadded;
+  for (Layout l : testing_support::kAllLayouts) {
+    if (s == testing_support::LayoutName(l)) return l;
+  }
   return Layout::kContiguous;
 }
 
@@ -84,82 +84,41 @@ std::string Descr(aclDataType t) {
   }
 }
 
+// Element bits as .npy stores them (little-endian, the low ItemSize bytes of the value):
+// floating dtypes through the reference's encoders, integers as two's complement.
 npy::Array Encode(aclDataType t, const std::vector<int64_t>& shape, const std::vector<double>& v) {
   npy::Array a;
   a.descr = Descr(t);
   a.shape = shape;
-  const int64_t size = npy::ItemSize(a.descr);
-  a.data.resize(v.size() * static_cast<size_t>(size));
-  unsigned char* p = a.data.data();
-  for (size_t i = 0; i < v.size(); ++i, p += size) {
-    switch (t) {
-      case ACL_FLOAT: {
-        const float f = static_cast<float>(v[i]);
-        std::memcpy(p, &f, 4);
-        break;
-      }
-      case ACL_DOUBLE:
-        std::memcpy(p, &v[i], 8);
-        break;
-      case ACL_FLOAT16:
-      case ACL_BF16: {
-        const uint16_t b = static_cast<uint16_t>(ref::Encode(t, v[i]));
-        std::memcpy(p, &b, 2);
-        break;
-      }
-      case ACL_INT64: {
-        const int64_t x = static_cast<int64_t>(v[i]);
-        std::memcpy(p, &x, 8);
-        break;
-      }
-      case ACL_INT32: {
-        const int32_t x = static_cast<int32_t>(v[i]);
-        std::memcpy(p, &x, 4);
-        break;
-      }
-      default:
-        *p = static_cast<unsigned char>(v[i]);
-    }
+  const size_t size = static_cast<size_t>(npy::ItemSize(a.descr));
+  a.data.resize(v.size() * size);
+  const bool integer = t == ACL_INT64 || t == ACL_INT32 || t == ACL_UINT8;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const uint64_t bits =
+        integer ? static_cast<uint64_t>(static_cast<int64_t>(v[i])) : ref::Encode(t, v[i]);
+    std::memcpy(a.data.data() + i * size, &bits, size);
   }
   return a;
 }
 
 std::vector<double> Decode(aclDataType t, const npy::Array& a) {
-  const int64_t size = npy::ItemSize(a.descr);
-  std::vector<double> v(a.data.size() / static_cast<size_t>(size));
-  const unsigned char* p = a.data.data();
-  for (size_t i = 0; i < v.size(); ++i, p += size) {
+  const size_t size = static_cast<size_t>(npy::ItemSize(a.descr));
+  std::vector<double> v(a.data.size() / size);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, a.data.data() + i * size, size);
     switch (t) {
-      case ACL_FLOAT: {
-        float f;
-        std::memcpy(&f, p, 4);
-        v[i] = f;
+      case ACL_INT64:
+        v[i] = static_cast<double>(static_cast<int64_t>(bits));
         break;
-      }
-      case ACL_DOUBLE:
-        std::memcpy(&v[i], p, 8);
+      case ACL_INT32:
+        v[i] = static_cast<int32_t>(static_cast<uint32_t>(bits));
         break;
-      case ACL_FLOAT16:
-      case ACL_BF16: {
-        uint16_t b;
-        std::memcpy(&b, p, 2);
-        v[i] = ref::Decode(t, b);
+      case ACL_UINT8:
+        v[i] = static_cast<double>(bits);
         break;
-      }
-      case ACL_INT64: {
-        int64_t x;
-        std::memcpy(&x, p, 8);
-        v[i] = static_cast<double>(x);
-        break;
-      }
-      case ACL_INT32: {
-        int32_t x;
-        std::memcpy(&x, p, 4);
-        v[i] = x;
-        break;
-      }
       default:
-        v[i] = *p;
+        v[i] = ref::Decode(t, bits);
     }
   }
   return v;
