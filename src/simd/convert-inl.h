@@ -44,17 +44,23 @@ HWY_INLINE void StoreF32(D d, hn::Vec<D> v, float* p) {
   hn::StoreU(v, d, p);
 }
 
+// f32 lanes rounded to nearest even to bf16, which is in the upper 16 bits of each u32 lane
+// (NaN stays NaN).
 template <class D>
-HWY_INLINE void StoreF32(D /*d*/, hn::Vec<D> v, hwy::bfloat16_t* p) {
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16InUpperBits(D /*d*/, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  const hn::Rebind<uint16_t, D> du16;
   const auto bits = hn::BitCast(du, v);
   const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
   const auto rounded = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb));
-  const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));  // NaN stays NaN
-  const auto res = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
-  const auto hi = hn::BitCast(di, hn::ShiftRight<16>(res));  // <= 0xFFFF, fits u16
+  const auto quiet = hn::Or(bits, hn::Set(du, 0x00400000u));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), quiet, rounded);
+}
+
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::bfloat16_t* p) {
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto hi = hn::BitCast(di, hn::ShiftRight<16>(Bf16InUpperBits(d, v)));  // fits u16
   hn::StoreU(hn::DemoteTo(du16, hi), du16, reinterpret_cast<uint16_t*>(p));
 }
 
@@ -172,21 +178,41 @@ HWY_INLINE void StorePartialF32(D d, hn::Vec<D> v, T* p, size_t count) {
 }
 
 // Streams the aligned output vector at out + i: one f32 vector, or for 16-bit outputs two f32
-// vectors rounded into one vector of 16-bit lanes.
+// vectors rounded into one vector of 16-bit lanes, packed in registers (a round trip through a
+// stack buffer would make the wide load wait on two narrower stores).
 template <class D, class Compute>
 HWY_INLINE void StreamOutputVector(D d, float* out, size_t i, Compute& compute) {
   hn::Stream(compute(i, hn::Lanes(d)), d, out + i);
 }
-template <class D, class T, class Compute>
-HWY_INLINE void StreamOutputVector(D d, T* out, size_t i, Compute& compute) {
+// (Not on HWY_SCALAR, which has no ConcatOdd/Combine and never streams: one-lane vectors.)
+#if HWY_TARGET != HWY_SCALAR
+template <class D, class Compute>
+HWY_INLINE void StreamOutputVector(D d, hwy::bfloat16_t* out, size_t i, Compute& compute) {
+  const hn::Repartition<uint16_t, D> du16;
+  const auto lo = hn::BitCast(du16, Bf16InUpperBits(d, compute(i, hn::Lanes(d))));
+  const auto hi = hn::BitCast(du16, Bf16InUpperBits(d, compute(i + hn::Lanes(d), hn::Lanes(d))));
+  hn::Stream(hn::ConcatOdd(du16, hi, lo), du16, reinterpret_cast<uint16_t*>(out + i));
+}
+template <class D, class Compute>
+HWY_INLINE void StreamOutputVector(D d, hwy::float16_t* out, size_t i, Compute& compute) {
   const size_t N = hn::Lanes(d);
-  HWY_ALIGN T pair[2 * hn::MaxLanes(D())];
+  const hn::Repartition<uint16_t, D> du16;
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)) || \
+    (HWY_ARCH_ARM && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR)
+  const hn::Rebind<hwy::float16_t, D> dh;
+  const hn::Rebind<uint16_t, D> dhu;
+  const auto lo = hn::BitCast(dhu, hn::DemoteTo(dh, compute(i, N)));
+  const auto hi = hn::BitCast(dhu, hn::DemoteTo(dh, compute(i + N, N)));
+  hn::Stream(hn::Combine(du16, hi, lo), du16, reinterpret_cast<uint16_t*>(out + i));
+#else
+  HWY_ALIGN hwy::float16_t pair[2 * hn::MaxLanes(D())];
   StoreF32(d, compute(i, N), pair);
   StoreF32(d, compute(i + N, N), pair + N);
-  const hn::Repartition<uint16_t, D> du16;
   hn::Stream(hn::Load(du16, reinterpret_cast<const uint16_t*>(pair)), du16,
              reinterpret_cast<uint16_t*>(out + i));
+#endif
 }
+#endif  // HWY_TARGET != HWY_SCALAR
 
 // Computes and stores out[0, n): compute(i, count) returns the f32 vector for elements
 // [i, i + count). With `stream`, the aligned body uses non-temporal stores (large outputs that
