@@ -7,10 +7,14 @@
 
 namespace bench {
 
-// Bytes/s of a STREAM-like kernel over 256 MiB arrays (median of 7 runs) with `threads`.
-// kind: "copy" (1 read + 1 write), "triad" (2R+1W), "rd2wr1" (c = a + b).
+// Bytes/s of a STREAM-like kernel over 256 MiB arrays (median of 7 runs) with `threads`,
+// counting each array once (the STREAM convention: a plain store's read-for-ownership is not
+// counted). kind: "copy" (1 read + 1 write), "triad" (2R+1W), "rd2wr1" (c = a + b), with plain
+// stores; "copy-nt" and "rd2wr1-nt", the same with non-temporal (streaming) stores.
 double MeasureBandwidth(const std::string& kind, int threads);
-// Cached measurement for the fraction columns: copy for CE ops, rd2wr1 for LogSoftmaxBackward.
+// The reference for the fraction columns, kind "copy" (the cross-entropy operators: one read,
+// one write) or "rd2wr1" (LogSoftmaxBackward: two reads, one write): the better of its plain
+// and non-temporal versions, each measured once per process and cached.
 double Bandwidth(const std::string& kind, int threads);
 
 }  // namespace bench

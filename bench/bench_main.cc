@@ -1,6 +1,6 @@
 // aclnn-cpu benchmark suite. For every case of shapes.cc and 1 and all threads: the machine's
-// bandwidth (copy and read-2/write-1 kernels, same process), our operator, and PyTorch's,
-// registered side by side so that ratios come from one run.
+// bandwidth (copy and read-2/write-1 kernels with plain and non-temporal stores, same process),
+// our operator, and PyTorch's, registered side by side so that ratios come from one run.
 #include <benchmark/benchmark.h>
 
 #include <thread>
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1};
   if (all > 1) thread_counts.push_back(all);
   for (int t : thread_counts) {
-    for (const char* kind : {"copy", "rd2wr1", "triad"}) {
+    for (const char* kind : {"copy", "copy-nt", "rd2wr1", "rd2wr1-nt", "triad"}) {
       benchmark::RegisterBenchmark(
           (std::string("Bandwidth/") + kind + "/threads:" + std::to_string(t)).c_str(),
           [kind, t](benchmark::State& state) {

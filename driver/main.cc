@@ -562,7 +562,7 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
     const double rate = c.Bytes() / median;
     std::printf(
         "  perf median %.4g ms (min %.4g, %d reps), %.2f GB/s, %.0f%% of the machine's %s "
-        "bandwidth (%.2f GB/s), target %s, %d threads\n",
+        "bandwidth (best of plain and streaming stores, %.2f GB/s), target %s, %d threads\n",
         median * 1e3, times.front() * 1e3, o.reps, rate / 1e9, 100.0 * rate / bw, kind.c_str(),
         bw / 1e9, aclnn_cpu::CurrentTargetName(), aclnn_cpu::NumThreads());
     result["perf"] = {
