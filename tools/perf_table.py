@@ -56,7 +56,7 @@ def bandwidth_line(title, runs):
 
 
 def main(argv):
-    args = argv[1:] or ["build-bench/bench.json"]
+    args = argv[1:] or ["build-bench/bench-1.json"]
     if "--avx512" in args:
         cut = args.index("--avx512")
         rounds, extra = args[:cut], args[cut + 1:]
