@@ -18,6 +18,16 @@
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
+// Whether this target converts f32 to f16 in hardware (vcvtps2ph / fcvtn, round to nearest
+// even); re-evaluated for each target.
+#undef ACLNN_CPU_HW_F16
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)) || \
+    (HWY_ARCH_ARM && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR)
+#define ACLNN_CPU_HW_F16 1
+#else
+#define ACLNN_CPU_HW_F16 0
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace aclnn_cpu {
 namespace HWY_NAMESPACE {
@@ -66,8 +76,7 @@ HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::bfloat16_t* p) {
 
 template <class D>
 HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::float16_t* p) {
-#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)) || \
-    (HWY_ARCH_ARM && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR)
+#if ACLNN_CPU_HW_F16
   // Hardware conversion (vcvtps2ph / fcvtn) rounds to nearest even.
   const hn::Rebind<hwy::float16_t, D> dh;
   hn::StoreU(hn::DemoteTo(dh, v), dh, p);
@@ -81,8 +90,6 @@ HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::float16_t* p) {
 #endif
 }
 
-// Non-temporal store of one whole vector converted to T; p must be aligned to the vector of T.
-// bf16 rounds as StoreF32 does; f16 without a hardware conversion falls back to StoreF32.
 // e^x for any f32 x with IEEE edges: +inf above ln(FLT_MAX), NaN for NaN, subnormal results
 // kept, 0 below -104. Highway's Exp (1 ulp) alone returns 0 for NaN and is undefined above 104.
 template <class D>
@@ -197,8 +204,7 @@ template <class D, class Compute>
 HWY_INLINE void StreamOutputVector(D d, hwy::float16_t* out, size_t i, Compute& compute) {
   const size_t N = hn::Lanes(d);
   const hn::Repartition<uint16_t, D> du16;
-#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)) || \
-    (HWY_ARCH_ARM && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR)
+#if ACLNN_CPU_HW_F16
   const hn::Rebind<hwy::float16_t, D> dh;
   const hn::Rebind<uint16_t, D> dhu;
   const auto lo = hn::BitCast(dhu, hn::DemoteTo(dh, compute(i, N)));
