@@ -2,6 +2,7 @@
 #ifndef ACLNN_CPU_CORE_DTYPE_H_
 #define ACLNN_CPU_CORE_DTYPE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -39,9 +40,34 @@ inline int64_t DtypeSize(aclDataType t) {
 
 const char* DtypeName(aclDataType t);
 
-inline bool IsHalfOrFloat(aclDataType t) {
-  return t == ACL_FLOAT || t == ACL_FLOAT16 || t == ACL_BF16;
-}
+// The dtype sets the operators accept, each written once.
+inline constexpr aclDataType kFloatDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+inline constexpr aclDataType kFloatOrDoubleDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16,
+                                                       ACL_DOUBLE};
+inline constexpr aclDataType kIndexDtypes[] = {ACL_INT64, ACL_INT32};
+inline constexpr aclDataType kFloat32Only[] = {ACL_FLOAT};
+
+// A read-only view of a dtype set (one of the arrays above).
+class DtypeSpan {
+ public:
+  template <size_t N>
+  constexpr DtypeSpan(const aclDataType (&a)[N]) : p_(a), n_(N) {}  // NOLINT: implicit
+  const aclDataType* begin() const { return p_; }
+  const aclDataType* end() const { return p_ + n_; }
+  size_t size() const { return n_; }
+  bool Contains(aclDataType t) const {
+    for (aclDataType a : *this) {
+      if (a == t) return true;
+    }
+    return false;
+  }
+
+ private:
+  const aclDataType* p_;
+  size_t n_;
+};
+
+inline bool IsHalfOrFloat(aclDataType t) { return DtypeSpan(kFloatDtypes).Contains(t); }
 
 inline float BitsToFloat(uint32_t u) {
   float f;

@@ -17,8 +17,8 @@
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 #include "aclnnop/aclnn_logsoftmax_backward.h"
 #include "check.h"
-#include "core/executor.h"
 #include "device_tensor.h"
+#include "runtime/executor.h"
 #include "runtime/memory.h"
 
 using namespace testing_support;

@@ -108,5 +108,30 @@ Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* w
   return OkStatus();
 }
 
+Status CheckTargetsAndAttributes(const char* op, const char* rows_name, const aclTensor* rows,
+                                 const aclTensor* target, const aclTensor* weight,
+                                 const char* reduction, double label_smoothing, double zloss_scale,
+                                 Reduction* r, int64_t* n, int64_t* c) {
+  constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
+  ACLNN_RETURN_IF_ERROR(CheckDtype(op, "target", target, kIndexDtypes, kDtype));
+  if (weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckDtype(op, "weightOptional", weight, kFloat32Only, kDtype));
+  }
+  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
+  ACLNN_RETURN_IF_ERROR(ParseReduction(op, reduction, r));
+  ACLNN_RETURN_IF_ERROR(CheckAttributes(op, label_smoothing, zloss_scale));
+  if (Rank(rows) != 2) {
+    return MakeError(kTiling, "%s: %s has shape %s but must be 2-d (N, C).", op, rows_name,
+                     ShapeString(rows).c_str());
+  }
+  *n = rows->shape[0];
+  *c = rows->shape[1];
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "target", target, {*n}, "(N,)", kTiling));
+  if (weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "weightOptional", weight, {*c}, "(C,)", kTiling));
+  }
+  return OkStatus();
+}
+
 }  // namespace ce
 }  // namespace aclnn_cpu

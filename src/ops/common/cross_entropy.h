@@ -7,6 +7,7 @@
 
 #include "core/status.h"
 #include "tensor/tensor.h"
+#include "tensor/validate.h"
 
 namespace aclnn_cpu {
 namespace ce {
@@ -20,6 +21,15 @@ Status ParseReduction(const char* op, const char* s, Reduction* r);
 Status CheckAttributes(const char* op, double label_smoothing, double zloss_scale);
 // For a per-row (none) or scalar (mean/sum) tensor: (N,) or, for mean/sum, 0-d or (1,).
 Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r, int64_t n);
+
+// The rules both operators share, in the spec's order, after each has checked the dtypes of its
+// floating tensors: target INT64 or INT32 and weight FLOAT (561103); the reduction and the
+// attributes; `rows` (the (N, C) tensor, named `rows_name`) 2-d, target (N,) and weight (C,)
+// (561002). weight may be null. On success *r, *n and *c are set.
+Status CheckTargetsAndAttributes(const char* op, const char* rows_name, const aclTensor* rows,
+                                 const aclTensor* target, const aclTensor* weight,
+                                 const char* reduction, double label_smoothing, double zloss_scale,
+                                 Reduction* r, int64_t* n, int64_t* c);
 
 // One row's target after the scan.
 struct RowTarget {

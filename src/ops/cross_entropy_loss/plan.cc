@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "core/dtype.h"
-#include "core/validate.h"
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/cross_entropy.h"
@@ -12,12 +11,13 @@
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
+#include "tensor/validate.h"
 
 namespace aclnn_cpu {
 namespace ce_fwd {
 
-Status Validate(const Args& a, bool* empty) {
-  *empty = false;
+Status Validate(const Args& a, Checked* out) {
+  *out = Checked{};
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "input", a.input));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lossOut", a.loss_out));
@@ -26,37 +26,24 @@ Status Validate(const Args& a, bool* empty) {
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lseForZlossOut", a.lse_out));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(
-      CheckDtype(kOp, "input", a.input, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "input", a.input, kFloatDtypes, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "lossOut", a.loss_out, "input", a.input, kDtype));
   ACLNN_RETURN_IF_ERROR(
       CheckSameDtype(kOp, "logProbOut", a.log_prob_out, "input", a.input, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "zlossOut", a.zloss_out, "input", a.input, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "lseForZlossOut", a.lse_out, "input", a.input, kDtype));
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "target", a.target, {ACL_INT64, ACL_INT32}, kDtype));
-  if (a.weight != nullptr) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "weightOptional", a.weight, {ACL_FLOAT}, kDtype));
-  }
-
-  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ce::Reduction r;
-  ACLNN_RETURN_IF_ERROR(ce::ParseReduction(kOp, a.reduction, &r));
-  ACLNN_RETURN_IF_ERROR(ce::CheckAttributes(kOp, a.label_smoothing, a.zloss_scale));
-  if (Rank(a.input) != 2) {
-    return MakeError(kTiling, "%s: input has shape %s but must be 2-d (N, C).", kOp,
-                     ShapeString(a.input).c_str());
-  }
-  const int64_t n = a.input->shape[0], c = a.input->shape[1];
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "target", a.target, {n}, "(N,)", kTiling));
-  if (a.weight != nullptr) {
-    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "weightOptional", a.weight, {c}, "(C,)", kTiling));
-  }
+  int64_t n, c;
+  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, "input", a.input, a.target, a.weight,
+                                                      a.reduction, a.label_smoothing, a.zloss_scale,
+                                                      &r, &n, &c));
+  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "lossOut", a.loss_out, r, n));
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "zlossOut", a.zloss_out, r, n));
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseForZlossOut", a.lse_out, {n}, "(N,)", kTiling));
   if (c == 0 || (n == 0 && r == ce::Reduction::kNone)) {
-    *empty = true;  // no element of any output exists to be written
+    out->empty = true;  // no element of any output exists to be written
     return OkStatus();
   }
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "input", a.input));
@@ -66,6 +53,21 @@ Status Validate(const Args& a, bool* empty) {
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "logProbOut", a.log_prob_out));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "zlossOut", a.zloss_out));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOut", a.lse_out));
+  out->reduction = r;
+  out->n = n;
+  out->c = c;
+  out->input = DescribeTensor(a.input);
+  out->target = DescribeTensor(a.target);
+  out->has_weight = a.weight != nullptr;
+  if (out->has_weight) out->weight = DescribeTensor(a.weight);
+  out->loss = DescribeTensor(a.loss_out);
+  out->log_prob = DescribeTensor(a.log_prob_out);
+  out->zloss = DescribeTensor(a.zloss_out);
+  out->lse = DescribeTensor(a.lse_out);
+  out->ignore_index = a.ignore_index;
+  out->label_smoothing = a.label_smoothing;
+  out->zloss_scale = a.zloss_scale;
+  out->return_zloss = a.return_zloss;
   return OkStatus();
 }
 
@@ -89,22 +91,22 @@ inline float FoldMax(float m, float chunk) { return (chunk > m || chunk != chunk
 
 class CeFwdPlan final : public Plan {
  public:
-  explicit CeFwdPlan(const Args& a) {
-    ce::ParseReduction(kOp, a.reduction, &reduction_);
-    x_ = DescribeTensor(a.input);
-    lp_ = DescribeTensor(a.log_prob_out);
-    target_ = DescribeTensor(a.target);
-    loss_ = DescribeTensor(a.loss_out);
-    zloss_ = DescribeTensor(a.zloss_out);
-    lse_ = DescribeTensor(a.lse_out);
-    has_weight_ = a.weight != nullptr;
-    if (has_weight_) weight_ = DescribeTensor(a.weight);
+  explicit CeFwdPlan(const Checked& a) {
+    reduction_ = a.reduction;
+    x_ = a.input;
+    lp_ = a.log_prob;
+    target_ = a.target;
+    loss_ = a.loss;
+    zloss_ = a.zloss;
+    lse_ = a.lse;
+    has_weight_ = a.has_weight;
+    weight_ = a.weight;
     ignore_ = a.ignore_index;
     ls_ = a.label_smoothing;
     z_ = a.zloss_scale;
     return_zloss_ = a.return_zloss;
-    n_ = x_.shape[0];
-    c_ = x_.shape[1];
+    n_ = a.n;
+    c_ = a.c;
     dtype_ = x_.dtype;
     contiguous_ = c_ == 1 || (x_.strides[1] == 1 && lp_.strides[1] == 1);
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
@@ -116,7 +118,7 @@ class CeFwdPlan final : public Plan {
       scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(c_));
     }
     // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
-    split_ = contiguous_ && n_ < threads_ && RowChunks(c_) > 1;
+    split_ = contiguous_ && SplitRowsAcrossThreads(n_, c_, threads_);
     stream_ =
         contiguous_ && static_cast<uint64_t>(n_ * c_ * DtypeSize(dtype_)) >= kStreamingOutputBytes;
     if (split_) {
@@ -149,13 +151,11 @@ class CeFwdPlan final : public Plan {
     ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, target_, has_weight_ ? &weight_ : nullptr, n_, c_,
                                           ignore_, reduction_, w, rows, &scan));
     const int threads = std::min(threads_, NumThreads());
-    if (split_ && n_ < threads) {
+    if (split_ && SplitRowsAcrossThreads(n_, c_, threads)) {
       RunSplitRows(Grant<ChunkSums>(workspace, chunks_), rows, w, scan.w_sum, terms, threads);
     } else {
       float* scratch = Grant<float>(workspace, scratch_);
-      const int64_t min_rows =
-          std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(c_, 1));
-      ParallelFor(n_, threads, min_rows, [&](int tid, int64_t b, int64_t e) {
+      ParallelFor(n_, threads, MinRowsPerThread(c_), [&](int tid, int64_t b, int64_t e) {
         float* f = scratch + static_cast<int64_t>(tid) * c_;
         for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
         if (stream_) FlushStreamingStores();
@@ -251,42 +251,33 @@ class CeFwdPlan final : public Plan {
   // input) is written.
   void RunSplitRows(ChunkSums* parts, const ce::RowTarget* rows, const float* w, double w_sum,
                     RowLoss* terms, int threads) const {
-    const int64_t nc = RowChunks(c_), items = n_ * nc, esz = DtypeSize(dtype_);
-    auto len = [&](int64_t it) { return std::min(kRowChunk, c_ - (it % nc) * kRowChunk); };
+    const int64_t nc = RowChunks(c_), esz = DtypeSize(dtype_);
     auto row_max = [&](int64_t i) {
       float m = -HUGE_VALF;
       for (int64_t c = 0; c < nc; ++c) m = FoldMax(m, parts[i * nc + c].max);
       return m;
     };
-    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
-      for (int64_t it = b; it < e; ++it) {
-        const int64_t i = it / nc;
-        parts[it].max = ChunkMax(RowX(i), esz, (it % nc) * kRowChunk, len(it));
-        if (it % nc == 0) parts[it].xt = TargetInput(i, rows[i]);
-      }
-    });
-    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
-      for (int64_t it = b; it < e; ++it) {
-        const int64_t i = it / nc;
-        ChunkExpDot(RowX(i), esz, (it % nc) * kRowChunk, len(it), row_max(i), w, rows[i].t >= 0,
-                    &parts[it]);
-      }
-    });
-    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
-      for (int64_t it = b; it < e; ++it) {
-        const int64_t i = it / nc, c0 = (it % nc) * kRowChunk;
-        const float m = row_max(i);
-        double log_s, lse;
-        const RowLoss t = FinishRow(rows[i], m, &parts[i * nc], nc, w_sum, &log_s, &lse);
-        if (it % nc == 0) {  // one item per row writes the row's results
-          terms[i] = t;
-          StoreLse(i, lse);
-        }
-        kernels_.lsm_fwd(RowX(i) + c0 * esz, m, static_cast<float>(log_s), RowLp(i) + c0 * esz,
-                         static_cast<size_t>(len(it)), stream_);
-      }
-      if (stream_) FlushStreamingStores();
-    });
+    ForEachRowChunkParallel(n_, c_, threads, false,
+                            [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
+                              parts[it].max = ChunkMax(RowX(i), esz, c0, len);
+                              if (c0 == 0) parts[it].xt = TargetInput(i, rows[i]);
+                            });
+    ForEachRowChunkParallel(
+        n_, c_, threads, false, [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
+          ChunkExpDot(RowX(i), esz, c0, len, row_max(i), w, rows[i].t >= 0, &parts[it]);
+        });
+    ForEachRowChunkParallel(
+        n_, c_, threads, stream_, [&](int64_t i, int64_t, int64_t c0, int64_t len) {
+          const float m = row_max(i);
+          double log_s, lse;
+          const RowLoss t = FinishRow(rows[i], m, &parts[i * nc], nc, w_sum, &log_s, &lse);
+          if (c0 == 0) {  // one item per row writes the row's results
+            terms[i] = t;
+            StoreLse(i, lse);
+          }
+          kernels_.lsm_fwd(RowX(i) + c0 * esz, m, static_cast<float>(log_s), RowLp(i) + c0 * esz,
+                           static_cast<size_t>(len), stream_);
+        });
   }
 
   double Combine(const RowLoss& t) const {
@@ -336,7 +327,7 @@ class CeFwdPlan final : public Plan {
 
 }  // namespace
 
-std::unique_ptr<Plan> MakePlan(const Args& a) { return std::make_unique<CeFwdPlan>(a); }
+std::unique_ptr<Plan> MakePlan(const Checked& c) { return std::make_unique<CeFwdPlan>(c); }
 
 }  // namespace ce_fwd
 }  // namespace aclnn_cpu

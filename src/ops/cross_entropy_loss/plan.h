@@ -4,7 +4,8 @@
 
 #include <memory>
 
-#include "core/executor.h"
+#include "ops/common/cross_entropy.h"
+#include "runtime/executor.h"
 #include "tensor/tensor.h"
 
 namespace aclnn_cpu {
@@ -27,8 +28,19 @@ struct Args {
   const aclTensor* lse_out;
 };
 
-Status Validate(const Args& a, bool* empty);
-std::unique_ptr<Plan> MakePlan(const Args& a);
+// What Validate hands to MakePlan: tensor descriptions and parsed attributes.
+struct Checked {
+  bool empty = false;  // no element of any output exists: nothing else is filled
+  ce::Reduction reduction = ce::Reduction::kMean;
+  int64_t n = 0, c = 0;
+  TensorDesc input, target, weight, loss, log_prob, zloss, lse;
+  bool has_weight = false, return_zloss = false;
+  int64_t ignore_index = 0;
+  double label_smoothing = 0.0, zloss_scale = 0.0;
+};
+
+Status Validate(const Args& a, Checked* c);
+std::unique_ptr<Plan> MakePlan(const Checked& c);
 
 }  // namespace ce_fwd
 }  // namespace aclnn_cpu

@@ -5,27 +5,26 @@
 #include <cstring>
 
 #include "core/dtype.h"
-#include "core/validate.h"
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/slices.h"
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
+#include "tensor/validate.h"
 
 namespace aclnn_cpu {
 namespace ce_grad {
 
-Status Validate(const Args& a, bool* empty) {
-  *empty = false;
+Status Validate(const Args& a, Checked* out) {
+  *out = Checked{};
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "gradLoss", a.grad_loss));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "logProb", a.log_prob));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "out", a.out));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(
-      CheckDtype(kOp, "logProb", a.log_prob, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "logProb", a.log_prob, kFloatDtypes, kDtype));
   ACLNN_RETURN_IF_ERROR(
       CheckSameDtype(kOp, "gradLoss", a.grad_loss, "logProb", a.log_prob, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "out", a.out, "logProb", a.log_prob, kDtype));
@@ -37,24 +36,12 @@ Status Validate(const Args& a, bool* empty) {
     ACLNN_RETURN_IF_ERROR(
         CheckSameDtype(kOp, "lseForZlossOptional", a.lse, "logProb", a.log_prob, kDtype));
   }
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "target", a.target, {ACL_INT64, ACL_INT32}, kDtype));
-  if (a.weight != nullptr) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "weightOptional", a.weight, {ACL_FLOAT}, kDtype));
-  }
-
-  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ce::Reduction r;
-  ACLNN_RETURN_IF_ERROR(ce::ParseReduction(kOp, a.reduction, &r));
-  ACLNN_RETURN_IF_ERROR(ce::CheckAttributes(kOp, a.label_smoothing, a.zloss_scale));
-  if (Rank(a.log_prob) != 2) {
-    return MakeError(kTiling, "%s: logProb has shape %s but must be 2-d (N, C).", kOp,
-                     ShapeString(a.log_prob).c_str());
-  }
-  const int64_t n = a.log_prob->shape[0], c = a.log_prob->shape[1];
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "target", a.target, {n}, "(N,)", kTiling));
-  if (a.weight != nullptr) {
-    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "weightOptional", a.weight, {c}, "(C,)", kTiling));
-  }
+  int64_t n, c;
+  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, "logProb", a.log_prob, a.target,
+                                                      a.weight, a.reduction, a.label_smoothing,
+                                                      a.zloss_scale, &r, &n, &c));
+  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradLoss", a.grad_loss, r, n));
   if (a.grad_zloss != nullptr) {
     ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", a.grad_zloss, r, n));
@@ -70,7 +57,7 @@ Status Validate(const Args& a, bool* empty) {
     ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseForZlossOptional", a.lse, {n}, "(N,)", kTiling));
   }
   if (n == 0 || c == 0) {
-    *empty = true;
+    out->empty = true;
     return OkStatus();
   }
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradLoss", a.grad_loss));
@@ -82,6 +69,21 @@ Status Validate(const Args& a, bool* empty) {
   }
   if (a.lse) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOptional", a.lse));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
+  out->reduction = r;
+  out->n = n;
+  out->c = c;
+  out->grad_loss = DescribeTensor(a.grad_loss);
+  out->log_prob = DescribeTensor(a.log_prob);
+  out->target = DescribeTensor(a.target);
+  out->out = DescribeTensor(a.out);
+  out->has_weight = a.weight != nullptr;
+  if (out->has_weight) out->weight = DescribeTensor(a.weight);
+  out->has_grad_zloss = a.grad_zloss != nullptr;
+  if (out->has_grad_zloss) out->grad_zloss = DescribeTensor(a.grad_zloss);
+  if (a.zloss_scale != 0.0) out->lse = DescribeTensor(a.lse);
+  out->ignore_index = a.ignore_index;
+  out->label_smoothing = a.label_smoothing;
+  out->zloss_scale = a.zloss_scale;
   return OkStatus();
 }
 
@@ -102,22 +104,22 @@ double ScalarAt(const TensorDesc& d, int64_t i) {
 
 class CeGradPlan final : public Plan {
  public:
-  explicit CeGradPlan(const Args& a) {
-    ce::ParseReduction(kOp, a.reduction, &reduction_);
-    lp_ = DescribeTensor(a.log_prob);
-    out_ = DescribeTensor(a.out);
-    target_ = DescribeTensor(a.target);
-    grad_ = DescribeTensor(a.grad_loss);
-    has_weight_ = a.weight != nullptr;
-    if (has_weight_) weight_ = DescribeTensor(a.weight);
-    has_gz_ = a.grad_zloss != nullptr;
-    if (has_gz_) gz_ = DescribeTensor(a.grad_zloss);
+  explicit CeGradPlan(const Checked& a) {
+    reduction_ = a.reduction;
+    lp_ = a.log_prob;
+    out_ = a.out;
+    target_ = a.target;
+    grad_ = a.grad_loss;
+    has_weight_ = a.has_weight;
+    weight_ = a.weight;
+    has_gz_ = a.has_grad_zloss;
+    gz_ = a.grad_zloss;
     z_ = a.zloss_scale;
-    if (z_ != 0.0) lse_ = DescribeTensor(a.lse);
+    lse_ = a.lse;
     ignore_ = a.ignore_index;
     ls_ = a.label_smoothing;
-    n_ = lp_.shape[0];
-    c_ = lp_.shape[1];
+    n_ = a.n;
+    c_ = a.c;
     dtype_ = lp_.dtype;
     contiguous_ = (c_ == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
@@ -177,21 +179,17 @@ class CeGradPlan final : public Plan {
     }
     float* scratch = Grant<float>(workspace, scratch_);
     const int threads = std::min(threads_, NumThreads());
-    const int64_t min_rows = std::max<int64_t>(1, 32768 / std::max<int64_t>(c_, 1));
     const int64_t esz = DtypeSize(dtype_);
-    if (contiguous_ && n_ < threads && RowChunks(c_) > 1) {
+    if (contiguous_ && SplitRowsAcrossThreads(n_, c_, threads)) {
       // Fewer rows than threads: split rows into chunks (elementwise, so any split gives the
       // same bits).
-      const int64_t nc = RowChunks(c_);
-      ParallelFor(n_ * nc, threads, 1, [&](int, int64_t b, int64_t e) {
-        for (int64_t it = b; it < e; ++it) {
-          const int64_t i = it / nc, c0 = (it % nc) * kRowChunk;
-          RunRowRange(coef[i], i, c0, std::min(c0 + kRowChunk, c_), w, esz);
-        }
-      });
+      ForEachRowChunkParallel(n_, c_, threads, false,
+                              [&](int64_t i, int64_t, int64_t c0, int64_t len) {
+                                RunRowRange(coef[i], i, c0, c0 + len, w, esz);
+                              });
       return OkStatus();
     }
-    ParallelFor(n_, threads, min_rows, [&](int tid, int64_t b, int64_t e) {
+    ParallelFor(n_, threads, MinRowsPerThread(c_), [&](int tid, int64_t b, int64_t e) {
       float* f = scratch + static_cast<int64_t>(tid) * c_;
       for (int64_t i = b; i < e; ++i) {
         if (contiguous_) {
@@ -259,7 +257,7 @@ class CeGradPlan final : public Plan {
 
 }  // namespace
 
-std::unique_ptr<Plan> MakePlan(const Args& a) { return std::make_unique<CeGradPlan>(a); }
+std::unique_ptr<Plan> MakePlan(const Checked& c) { return std::make_unique<CeGradPlan>(c); }
 
 }  // namespace ce_grad
 }  // namespace aclnn_cpu

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "core/executor.h"
 #include "ops/common/cross_entropy.h"
+#include "runtime/executor.h"
 #include "tensor/tensor.h"
 
 namespace aclnn_cpu {
@@ -27,9 +27,20 @@ struct Args {
   const aclTensor* out;
 };
 
-// The spec's rules in order; *empty is set when N == 0 or C == 0 (nothing to do).
-Status Validate(const Args& a, bool* empty);
-std::unique_ptr<Plan> MakePlan(const Args& a);
+// What Validate hands to MakePlan: tensor descriptions and parsed attributes.
+struct Checked {
+  bool empty = false;  // N == 0 or C == 0: nothing to do, nothing else is filled
+  ce::Reduction reduction = ce::Reduction::kMean;
+  int64_t n = 0, c = 0;
+  TensorDesc grad_loss, log_prob, target, weight, grad_zloss, lse, out;
+  bool has_weight = false, has_grad_zloss = false;
+  int64_t ignore_index = 0;
+  double label_smoothing = 0.0, zloss_scale = 0.0;  // lse is described when zloss_scale != 0
+};
+
+// The spec's rules in order; on success fills *c.
+Status Validate(const Args& a, Checked* c);
+std::unique_ptr<Plan> MakePlan(const Checked& c);
 
 }  // namespace ce_grad
 }  // namespace aclnn_cpu

@@ -4,35 +4,36 @@
 #include <cmath>
 
 #include "core/dtype.h"
-#include "core/validate.h"
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/slices.h"
 #include "ops/common/strided.h"
 #include "simd/dispatch.h"
+#include "tensor/validate.h"
 
 namespace aclnn_cpu {
 namespace lsm_fwd {
 
-Status Validate(const Args& a, bool* empty) {
-  *empty = false;
+Status Validate(const Args& a, Checked* c) {
+  *c = Checked{};
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "self", a.self));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "out", a.out));
   constexpr int kBad = ACLNN_ERR_PARAM_INVALID;
-  int64_t wrapped;
+  int64_t wrapped = 0;
   ACLNN_RETURN_IF_ERROR(CheckDim(kOp, a.dim, Rank(a.self), &wrapped));
-  ACLNN_RETURN_IF_ERROR(
-      CheckDtype(kOp, "self", a.self, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, kBad));
-  ACLNN_RETURN_IF_ERROR(
-      CheckDtype(kOp, "out", a.out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "self", a.self, kFloatOrDoubleDtypes, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "out", a.out, kFloatOrDoubleDtypes, kBad));
   ACLNN_RETURN_IF_ERROR(CheckMaxRank(kOp, "self", a.self, kBad));
   ACLNN_RETURN_IF_ERROR(CheckSameShape(kOp, "self", a.self, "out", a.out, kBad));
   if (NumElements(a.self) == 0) {
-    *empty = true;
+    c->empty = true;
     return OkStatus();
   }
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "self", a.self));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
+  c->self = DescribeTensor(a.self);
+  c->out = DescribeTensor(a.out);
+  c->axis = static_cast<int>(wrapped);
   return OkStatus();
 }
 
@@ -42,13 +43,9 @@ namespace {
 // FLOAT/FLOAT16/BF16 outputs, double for DOUBLE.
 class LsmFwdPlan final : public Plan {
  public:
-  explicit LsmFwdPlan(const Args& a) {
-    x_ = DescribeTensor(a.self);
-    o_ = DescribeTensor(a.out);
-    int64_t axis = 0;
-    CheckDim(kOp, a.dim, x_.rank, &axis);
+  explicit LsmFwdPlan(const Checked& c) : x_(c.self), o_(c.out) {
     const TensorDesc* ops[] = {&x_, &o_};
-    geo_ = MakeSliceGeometry(ops, 2, static_cast<int>(axis));
+    geo_ = MakeSliceGeometry(ops, 2, c.axis);
     if (o_.dtype == ACL_DOUBLE) {
       path_ = Path::kDouble;
     } else if (x_.dtype == o_.dtype &&
@@ -147,7 +144,7 @@ class LsmFwdPlan final : public Plan {
 
 }  // namespace
 
-std::unique_ptr<Plan> MakePlan(const Args& a) { return std::make_unique<LsmFwdPlan>(a); }
+std::unique_ptr<Plan> MakePlan(const Checked& c) { return std::make_unique<LsmFwdPlan>(c); }
 
 }  // namespace lsm_fwd
 }  // namespace aclnn_cpu

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "core/executor.h"
+#include "runtime/executor.h"
 #include "tensor/tensor.h"
 
 namespace aclnn_cpu {
@@ -18,8 +18,15 @@ struct Args {
   const aclTensor* out;
 };
 
-Status Validate(const Args& a, bool* empty);
-std::unique_ptr<Plan> MakePlan(const Args& a);
+// What Validate hands to MakePlan.
+struct Checked {
+  bool empty = false;  // no element: nothing else is filled then
+  TensorDesc self, out;
+  int axis = 0;  // dim wrapped into [0, max(rank, 1))
+};
+
+Status Validate(const Args& a, Checked* c);
+std::unique_ptr<Plan> MakePlan(const Checked& c);
 
 }  // namespace lsm_fwd
 }  // namespace aclnn_cpu

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/dtype.h"
-#include "core/validate.h"
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/slices.h"
@@ -11,36 +10,38 @@
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
 #include "tensor/geometry.h"
+#include "tensor/validate.h"
 
 namespace aclnn_cpu {
 namespace lsm_bwd {
 
-Status Validate(const Args& a, bool* empty) {
-  *empty = false;
+Status Validate(const Args& a, Checked* c) {
+  *c = Checked{};
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "gradOutput", a.grad_output));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "output", a.output));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "out", a.out));
   if (NumElements(a.grad_output) == 0 || NumElements(a.output) == 0) {
-    *empty = true;  // CANN A2/A3: empty inputs succeed before any other check
+    c->empty = true;  // CANN A2/A3: empty inputs succeed before any other check
     return OkStatus();
   }
   constexpr int kBad = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(
-      CheckDtype(kOp, "gradOutput", a.grad_output, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kBad));
-  ACLNN_RETURN_IF_ERROR(
-      CheckDtype(kOp, "output", a.output, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "gradOutput", a.grad_output, kFloatDtypes, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "output", a.output, kFloatDtypes, kBad));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradOutput", a.grad_output, "output", a.output, kBad));
-  ACLNN_RETURN_IF_ERROR(
-      CheckDtype(kOp, "out", a.out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "out", a.out, kFloatOrDoubleDtypes, kBad));
   ACLNN_RETURN_IF_ERROR(CheckMaxRank(kOp, "gradOutput", a.grad_output, kBad));
   ACLNN_RETURN_IF_ERROR(CheckMaxRank(kOp, "output", a.output, kBad));
   ACLNN_RETURN_IF_ERROR(CheckSameShape(kOp, "gradOutput", a.grad_output, "output", a.output, kBad));
   ACLNN_RETURN_IF_ERROR(CheckSameShape(kOp, "gradOutput", a.grad_output, "out", a.out, kBad));
-  int64_t wrapped;
+  int64_t wrapped = 0;
   ACLNN_RETURN_IF_ERROR(CheckDim(kOp, a.dim, Rank(a.grad_output), &wrapped));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradOutput", a.grad_output));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "output", a.output));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
+  c->grad_output = DescribeTensor(a.grad_output);
+  c->output = DescribeTensor(a.output);
+  c->out = DescribeTensor(a.out);
+  c->axis = static_cast<int>(wrapped);
   return OkStatus();
 }
 
@@ -49,14 +50,9 @@ namespace {
 // Slices of one grid: operand 0 = gradOutput, 1 = output, 2 = out.
 class LsmBwdPlan final : public Plan {
  public:
-  explicit LsmBwdPlan(const Args& a) {
-    g_ = DescribeTensor(a.grad_output);
-    y_ = DescribeTensor(a.output);
-    o_ = DescribeTensor(a.out);
-    int64_t axis = 0;
-    CheckDim(kOp, a.dim, g_.rank, &axis);
+  explicit LsmBwdPlan(const Checked& c) : g_(c.grad_output), y_(c.output), o_(c.out) {
     const TensorDesc* ops[] = {&g_, &y_, &o_};
-    geo_ = MakeSliceGeometry(ops, 3, static_cast<int>(axis));
+    geo_ = MakeSliceGeometry(ops, 3, c.axis);
     in_ = g_.dtype;
     const bool same = in_ == o_.dtype;
     const bool rows_contiguous =
@@ -75,7 +71,7 @@ class LsmBwdPlan final : public Plan {
               static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(in_)) >=
                   kStreamingOutputBytes;
     const uint64_t D = static_cast<uint64_t>(geo_.axis_len);
-    if (path_ == Path::kRows && geo_.num_slices < threads_ && RowChunks(geo_.axis_len) > 1) {
+    if (path_ == Path::kRows && SplitRowsAcrossThreads(geo_.num_slices, geo_.axis_len, threads_)) {
       partial_ = booker_.Book<double>(static_cast<uint64_t>(geo_.num_slices) *
                                       static_cast<uint64_t>(RowChunks(geo_.axis_len)));
     }
@@ -118,7 +114,7 @@ class LsmBwdPlan final : public Plan {
       RunColumns(threads, esz_in);
       return OkStatus();
     }
-    if (path_ == Path::kRows && geo_.num_slices < threads && RowChunks(D) > 1) {
+    if (path_ == Path::kRows && SplitRowsAcrossThreads(geo_.num_slices, D, threads)) {
       RunSplitRows(Grant<double>(workspace, partial_), threads, esz_in);
       return OkStatus();
     }
@@ -162,32 +158,23 @@ class LsmBwdPlan final : public Plan {
   // Fewer rows than threads: work items are (row, chunk); chunk sums go to `partial`, then
   // every item adds its row's chunk sums in order (the bits RowSum gives) and applies.
   void RunSplitRows(double* partial, int threads, int64_t esz) const {
-    const int64_t D = geo_.axis_len, nc = RowChunks(D), items = geo_.num_slices * nc;
-    auto chunk = [&](int64_t it, int64_t* off, int64_t* c0, size_t* len) {
-      geo_.SliceOffsets(it / nc, off);
-      *c0 = (it % nc) * kRowChunk;
-      *len = static_cast<size_t>(std::min(kRowChunk, D - *c0));
-    };
-    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
-      int64_t off[3], c0;
-      size_t len;
-      for (int64_t it = b; it < e; ++it) {
-        chunk(it, off, &c0, &len);
-        partial[it] = kernels_.sum(g_.data + (off[0] + c0) * esz, len);
-      }
-    });
-    ParallelFor(items, threads, 1, [&](int, int64_t b, int64_t e) {
-      int64_t off[3], c0;
-      size_t len;
-      for (int64_t it = b; it < e; ++it) {
-        chunk(it, off, &c0, &len);
-        double s = 0.0;
-        for (int64_t c = 0; c < nc; ++c) s += partial[(it / nc) * nc + c];
-        kernels_.lsm_bwd(g_.data + (off[0] + c0) * esz, y_.data + (off[1] + c0) * esz,
-                         static_cast<float>(s), o_.data + (off[2] + c0) * esz, len, stream_);
-      }
-      if (stream_) FlushStreamingStores();
-    });
+    const int64_t D = geo_.axis_len, nc = RowChunks(D);
+    ForEachRowChunkParallel(
+        geo_.num_slices, D, threads, false, [&](int64_t row, int64_t it, int64_t c0, int64_t len) {
+          int64_t off[3];
+          geo_.SliceOffsets(row, off);
+          partial[it] = kernels_.sum(g_.data + (off[0] + c0) * esz, static_cast<size_t>(len));
+        });
+    ForEachRowChunkParallel(
+        geo_.num_slices, D, threads, stream_, [&](int64_t row, int64_t, int64_t c0, int64_t len) {
+          int64_t off[3];
+          geo_.SliceOffsets(row, off);
+          double s = 0.0;
+          for (int64_t c = 0; c < nc; ++c) s += partial[row * nc + c];
+          kernels_.lsm_bwd(g_.data + (off[0] + c0) * esz, y_.data + (off[1] + c0) * esz,
+                           static_cast<float>(s), o_.data + (off[2] + c0) * esz,
+                           static_cast<size_t>(len), stream_);
+        });
   }
 
   // Work item = (outer index, tile of tile_cols_ adjacent slices along the inner dim).
@@ -227,7 +214,7 @@ class LsmBwdPlan final : public Plan {
 
 }  // namespace
 
-std::unique_ptr<Plan> MakePlan(const Args& a) { return std::make_unique<LsmBwdPlan>(a); }
+std::unique_ptr<Plan> MakePlan(const Checked& c) { return std::make_unique<LsmBwdPlan>(c); }
 
 }  // namespace lsm_bwd
 }  // namespace aclnn_cpu

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "core/executor.h"
+#include "runtime/executor.h"
 #include "tensor/tensor.h"
 
 namespace aclnn_cpu {
@@ -19,10 +19,17 @@ struct Args {
   const aclTensor* out;
 };
 
-// The spec's rules in order. *empty is set when the work is a no-op (rule 2).
-Status Validate(const Args& a, bool* empty);
-// Requires Validate(a) to have succeeded with *empty == false.
-std::unique_ptr<Plan> MakePlan(const Args& a);
+// What Validate hands to MakePlan: the tensors as plain descriptions and the wrapped dim.
+struct Checked {
+  bool empty = false;  // the work is a no-op (rule 2); nothing else is filled then
+  TensorDesc grad_output, output, out;
+  int axis = 0;  // dim wrapped into [0, max(rank, 1))
+};
+
+// The spec's rules in order; on success fills *c.
+Status Validate(const Args& a, Checked* c);
+// Requires Validate to have succeeded with c.empty == false.
+std::unique_ptr<Plan> MakePlan(const Checked& c);
 
 }  // namespace lsm_bwd
 }  // namespace aclnn_cpu

@@ -1,7 +1,7 @@
 // Executors: phase 1 turns validated arguments into a Plan (plain data plus a kernel choice);
 // phase 2 binds the workspace and enqueues Plan::Run on a stream.
-#ifndef ACLNN_CPU_CORE_EXECUTOR_H_
-#define ACLNN_CPU_CORE_EXECUTOR_H_
+#ifndef ACLNN_CPU_RUNTIME_EXECUTOR_H_
+#define ACLNN_CPU_RUNTIME_EXECUTOR_H_
 
 #include <cstdint>
 #include <memory>
@@ -51,4 +51,4 @@ int64_t LiveExecutorCount();
 
 }  // namespace aclnn_cpu
 
-#endif  // ACLNN_CPU_CORE_EXECUTOR_H_
+#endif  // ACLNN_CPU_RUNTIME_EXECUTOR_H_

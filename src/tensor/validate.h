@@ -1,8 +1,8 @@
 // Validation building blocks shared by the operators. Each returns OkStatus() or a status with
 // one sentence naming the operator, the argument, the value and the rule; all message texts of
 // the validation layer live here.
-#ifndef ACLNN_CPU_CORE_VALIDATE_H_
-#define ACLNN_CPU_CORE_VALIDATE_H_
+#ifndef ACLNN_CPU_TENSOR_VALIDATE_H_
+#define ACLNN_CPU_TENSOR_VALIDATE_H_
 
 #include <initializer_list>
 
@@ -19,13 +19,11 @@ inline Status CheckNotNull(const char* op, const char* name, const void* p) {
 }
 
 // "FLOAT, FLOAT16 or BF16"
-std::string DtypeList(std::initializer_list<aclDataType> allowed);
+std::string DtypeList(DtypeSpan allowed);
 
-inline Status CheckDtype(const char* op, const char* name, const aclTensor* t,
-                         std::initializer_list<aclDataType> allowed, int code) {
-  for (aclDataType a : allowed) {
-    if (t->dtype == a) return OkStatus();
-  }
+inline Status CheckDtype(const char* op, const char* name, const aclTensor* t, DtypeSpan allowed,
+                         int code) {
+  if (allowed.Contains(t->dtype)) return OkStatus();
   return MakeError(code, "%s: %s has dtype %s, which is not supported (expected %s).", op, name,
                    DtypeName(t->dtype), DtypeList(allowed).c_str());
 }
@@ -69,4 +67,4 @@ Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
 
 }  // namespace aclnn_cpu
 
-#endif  // ACLNN_CPU_CORE_VALIDATE_H_
+#endif  // ACLNN_CPU_TENSOR_VALIDATE_H_

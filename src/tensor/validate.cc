@@ -1,8 +1,8 @@
-#include "core/validate.h"
+#include "tensor/validate.h"
 
 namespace aclnn_cpu {
 
-std::string DtypeList(std::initializer_list<aclDataType> allowed) {
+std::string DtypeList(DtypeSpan allowed) {
   std::string s;
   size_t i = 0;
   for (aclDataType a : allowed) {
