@@ -20,11 +20,8 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_cross_entropy_loss.h"
-#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
-#include "aclnnop/aclnn_logsoftmax.h"
-#include "aclnnop/aclnn_logsoftmax_backward.h"
 #include "bandwidth.h"
+#include "call.h"
 #include "device_tensor.h"
 #include "npy.h"
 #include "problem.h"
@@ -33,8 +30,8 @@
 #include "simd/dispatch.h"
 #include "tolerance.h"
 
+using optable::Call;
 using testing_support::DeviceTensor;
-using testing_support::Layout;
 
 namespace driver {
 namespace {
@@ -47,21 +44,6 @@ struct Options {
   int warmup = 3, reps = 20;
   std::vector<Problem> problems;
 };
-
-// A named tensor of the operator call; inputs keep the values they were given.
-struct Slot {
-  std::string name;
-  bool output = false;
-  std::unique_ptr<DeviceTensor> t;
-  std::vector<double> values;
-};
-
-Layout LayoutOf(const std::string& s) {
-  for (Layout l : testing_support::kAllLayouts) {
-    if (s == testing_support::LayoutName(l)) return l;
-  }
-  return Layout::kContiguous;
-}
 
 std::string Descr(aclDataType t) {
   switch (t) {
@@ -124,328 +106,85 @@ std::vector<double> Decode(aclDataType t, const npy::Array& a) {
   return v;
 }
 
-std::vector<double> Normal(std::mt19937_64& rng, int64_t n, double mean, double sd) {
-  return testing_support::Normal(rng, n, mean, sd);
+std::string ShapeText(const std::vector<int64_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + ")";
 }
 
-// One operator call: its tensors, the data in them, phase 1 and the reference check.
-class Case {
- public:
-  explicit Case(const Problem& p) : p_(p), layout_(LayoutOf(p.layout)) {
-    const std::vector<int64_t>& s = p.shape;
-    switch (p.op) {
-      case Op::kLogSoftmaxBackward:
-        Add("gradOutput", p.dtype, s, false);
-        Add("output", p.dtype, s, false);
-        Add("out", p.OutDtype(), s, true);
-        break;
-      case Op::kLogSoftmax:
-        Add("self", p.dtype, s, false);
-        Add("out", p.OutDtype(), s, true);
-        break;
-      case Op::kCrossEntropyLossGrad:
-        Add("gradLoss", p.dtype, Scalar(), false);
-        Add("logProb", p.dtype, s, false);
-        Add("target", p.target_dtype, {s[0]}, false);
-        if (p.weight) Add("weightOptional", ACL_FLOAT, {s[1]}, false);
-        if (p.zloss != 0.0) {
-          Add("gradZlossOptional", p.dtype, Scalar(), false);
-          Add("lseForZlossOptional", p.dtype, {s[0]}, false);
-        }
-        Add("out", p.dtype, s, true);
-        break;
-      case Op::kCrossEntropyLoss:
-        Add("input", p.dtype, s, false);
-        Add("target", p.target_dtype, {s[0]}, false);
-        if (p.weight) Add("weightOptional", ACL_FLOAT, {s[1]}, false);
-        Add("lossOut", p.dtype, Scalar(), true);
-        Add("logProbOut", p.dtype, s, true);
-        Add("zlossOut", p.dtype, Scalar(), true);
-        Add("lseForZlossOut", p.dtype, {s[0]}, true);
-        break;
+// Inputs from DIR/<name>.npy; "" or why not.
+std::string FillFrom(Call& c, const std::string& dir) {
+  for (size_t i = 0; i < c.size(); ++i) {
+    const DeviceTensor* t = c.tensor(i);
+    if (t == nullptr || c.param(i).role != optable::Role::kInput) continue;
+    const std::string path = dir + "/" + c.param(i).name + ".npy";
+    npy::Array a;
+    std::string err = npy::Read(path, &a);
+    if (!err.empty()) return err;
+    if (a.shape != t->shape()) {
+      return path + " has shape " + ShapeText(a.shape) + ", the problem needs " +
+             ShapeText(t->shape()) + ".";
     }
-  }
-
-  std::vector<Slot>& slots() { return slots_; }
-  Slot* Find(const std::string& name) {
-    for (Slot& s : slots_)
-      if (s.name == name) return &s;
-    return nullptr;
-  }
-  aclTensor* T(const char* name) {
-    Slot* s = Find(name);
-    return s ? s->t->get() : nullptr;
-  }
-
-  // Random inputs (seeded): log-probabilities are log-softmaxes of normal logits.
-  void FillRandom() {
-    std::mt19937_64 rng(p_.seed);
-    const std::vector<int64_t>& s = p_.shape;
-    const int64_t numel = ref::Numel(s);
-    switch (p_.op) {
-      case Op::kLogSoftmaxBackward: {
-        Set("gradOutput", Normal(rng, numel, 0.0, 1.0));
-        const int r = static_cast<int>(s.size());
-        Set("output", ref::LogSoftmax(Normal(rng, numel, 0.0, 2.0), s, WrappedDim(r)));
-        break;
-      }
-      case Op::kLogSoftmax:
-        Set("self", Normal(rng, numel, 0.0, 2.0));
-        break;
-      case Op::kCrossEntropyLossGrad: {
-        const int64_t n = s[0], c = s[1];
-        const std::vector<double> logits = Normal(rng, numel, 0.0, 2.0);
-        const std::vector<double> lp = ref::LogSoftmax(logits, s, 1);
-        Set("logProb", lp);
-        Set("gradLoss", Uniform(rng, Find("gradLoss")->t->numel(), 0.5, 1.5));
-        Set("target", Targets(rng));
-        if (p_.weight) Set("weightOptional", Uniform(rng, c, 0.5, 2.0));
-        if (p_.zloss != 0.0) {
-          Set("gradZlossOptional", Uniform(rng, Find("gradZlossOptional")->t->numel(), 0.5, 1.5));
-          std::vector<double> lse(static_cast<size_t>(n), 0.0);
-          for (int64_t i = 0; i < n && c > 0; ++i) lse[i] = logits[i * c] - lp[i * c];
-          Set("lseForZlossOptional", lse);
-        }
-        break;
-      }
-      case Op::kCrossEntropyLoss:
-        Set("input", Normal(rng, numel, 0.0, 2.0));
-        Set("target", Targets(rng));
-        if (p_.weight) Set("weightOptional", Uniform(rng, p_.shape[1], 0.5, 2.0));
-        break;
+    if (a.descr != Descr(t->dtype())) {
+      return path + " has dtype '" + a.descr + "', the problem needs '" + Descr(t->dtype()) +
+             "' (" + optable::DtypeShortName(t->dtype()) + ").";
     }
+    c.Set(i, Decode(t->dtype(), a));
   }
+  return "";
+}
 
-  // Inputs from DIR/<name>.npy; "" or why not.
-  std::string FillFrom(const std::string& dir) {
-    for (Slot& s : slots_) {
-      if (s.output) continue;
-      const std::string path = dir + "/" + s.name + ".npy";
-      npy::Array a;
-      std::string err = npy::Read(path, &a);
-      if (!err.empty()) return err;
-      if (a.shape != s.t->shape()) {
-        return path + " has shape " + ShapeText(a.shape) + ", the problem needs " +
-               ShapeText(s.t->shape()) + ".";
-      }
-      if (a.descr != Descr(s.t->dtype())) {
-        return path + " has dtype '" + a.descr + "', the problem needs '" + Descr(s.t->dtype()) +
-               "' (" + DtypeName(s.t->dtype()) + ").";
-      }
-      Set(s.name.c_str(), Decode(s.t->dtype(), a));
-    }
-    return "";
+// An attribute's value for problem.json.
+nlohmann::json AttrJson(const Problem& p, optable::Attr a) {
+  switch (a) {
+    case optable::Attr::kDim:
+      return p.dim;
+    case optable::Attr::kWeight:
+      return p.weight;
+    case optable::Attr::kIgnoreIndex:
+      return p.ignore_index;
+    case optable::Attr::kLabelSmoothing:
+      return p.label_smoothing;
+    case optable::Attr::kZloss:
+      return p.zloss;
+    default:
+      return p.AttrText(a);
   }
+}
 
-  // Phase 1.
-  int Plan(uint64_t* ws, aclOpExecutor** ex) {
-    char* red = const_cast<char*>(p_.reduction.c_str());
-    switch (p_.op) {
-      case Op::kLogSoftmaxBackward:
-        return aclnnLogSoftmaxBackwardGetWorkspaceSize(T("gradOutput"), T("output"), p_.dim,
-                                                       T("out"), ws, ex);
-      case Op::kLogSoftmax:
-        return aclnnLogSoftmaxGetWorkspaceSize(T("self"), p_.dim, T("out"), ws, ex);
-      case Op::kCrossEntropyLossGrad:
-        return aclnnCrossEntropyLossGradGetWorkspaceSize(
-            T("gradLoss"), T("logProb"), T("target"), T("weightOptional"), T("gradZlossOptional"),
-            T("lseForZlossOptional"), red, p_.ignore_index, p_.label_smoothing, p_.zloss, T("out"),
-            ws, ex);
-      case Op::kCrossEntropyLoss:
-        return aclnnCrossEntropyLossGetWorkspaceSize(T("input"), T("target"), T("weightOptional"),
-                                                     red, p_.ignore_index, p_.label_smoothing,
-                                                     p_.zloss, true, T("lossOut"), T("logProbOut"),
-                                                     T("zlossOut"), T("lseForZlossOut"), ws, ex);
-    }
-    return -1;
+// --dump: every tensor (outputs as computed) and problem.json; "" or why not.
+std::string Dump(const Problem& p, const Call& c, const std::string& dir,
+                 const nlohmann::json& result) {
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) return "cannot create " + dir + ".";
+  nlohmann::json j;
+  j["driver"] = "aclnn-cpu-driver";
+  j["problem"] = p.ToString();
+  j["op"] = p.op->name;
+  j["shape"] = p.shape;
+  j["dtype"] = optable::DtypeShortName(p.dtype);
+  for (optable::Attr a : p.op->attrs) j[optable::AttrKey(a)] = AttrJson(p, a);
+  j["layout"] = testing_support::LayoutName(p.layout);
+  j["seed"] = p.seed;
+  j["result"] = result;
+  for (size_t i = 0; i < c.size(); ++i) {
+    const DeviceTensor* t = c.tensor(i);
+    if (t == nullptr) continue;
+    const bool output = c.param(i).role == optable::Role::kOutput;
+    const std::vector<double> v = output ? t->Get() : c.inputs()[i];
+    const std::string file = std::string(c.param(i).name) + ".npy";
+    std::string err = npy::Write(dir + "/" + file, Encode(t->dtype(), t->shape(), v));
+    if (!err.empty()) return err;
+    j["tensors"].push_back({{"name", c.param(i).name},
+                            {"role", output ? "output" : "input"},
+                            {"file", file},
+                            {"dtype", optable::DtypeShortName(t->dtype())},
+                            {"npy_descr", Descr(t->dtype())},
+                            {"shape", t->shape()}});
   }
-
-  aclnnStatus Run(void* ws, uint64_t size, aclOpExecutor* ex, aclrtStream stream) {
-    switch (p_.op) {
-      case Op::kLogSoftmaxBackward:
-        return aclnnLogSoftmaxBackward(ws, size, ex, stream);
-      case Op::kLogSoftmax:
-        return aclnnLogSoftmax(ws, size, ex, stream);
-      case Op::kCrossEntropyLossGrad:
-        return aclnnCrossEntropyLossGrad(ws, size, ex, stream);
-      case Op::kCrossEntropyLoss:
-        return aclnnCrossEntropyLoss(ws, size, ex, stream);
-    }
-    return -1;
-  }
-
-  // Bytes the call must move: every input read once, every output written once.
-  double Bytes() const {
-    double b = 0;
-    for (const Slot& s : slots_) {
-      if (p_.op == Op::kCrossEntropyLoss && s.name == "lseForZlossOut" && p_.zloss == 0.0) continue;
-      b += static_cast<double>(s.t->numel() * testing_support::DtypeBytes(s.t->dtype()));
-    }
-    return b;
-  }
-
-  struct Verdict {
-    std::string output;
-    tolerance::ErrorStats stats;
-    std::string failure;
-    aclDataType dtype;
-  };
-  // Each output against the reference under the documented tolerance.
-  std::vector<Verdict> Check() {
-    std::vector<Verdict> v;
-    auto compare = [&](const char* name, const std::vector<double>& expect,
-                       const std::vector<double>& bound, aclDataType compute) {
-      Slot* s = Find(name);
-      Verdict r;
-      r.output = name;
-      r.dtype = s->t->dtype();
-      r.failure = tolerance::Compare(s->t->Get(), expect, bound, compute, r.dtype, &r.stats);
-      v.push_back(r);
-    };
-    const std::vector<int64_t>& shape = p_.shape;
-    const int dim = WrappedDim(static_cast<int>(shape.size()));
-    switch (p_.op) {
-      case Op::kLogSoftmaxBackward: {
-        const std::vector<double>& g = Find("gradOutput")->values;
-        const std::vector<double>& y = Find("output")->values;
-        compare("out", ref::LogSoftmaxBackward(g, y, shape, dim),
-                tolerance::LogSoftmaxBackwardBound(g, y, shape, dim), p_.dtype);
-        break;
-      }
-      case Op::kLogSoftmax: {
-        // CANN casts self to out's dtype first, then computes in that dtype (f32 for halves).
-        const aclDataType out = p_.OutDtype();
-        std::vector<double> x = Find("self")->values;
-        for (double& e : x) e = ref::RoundTo(out, e);
-        std::vector<double> l;
-        const std::vector<double> expect = ref::LogSoftmax(x, shape, dim, &l);
-        compare("out", expect, tolerance::LogSoftmaxBound(expect, l, out), out);
-        break;
-      }
-      case Op::kCrossEntropyLossGrad: {
-        const ref::CrossEntropyArgs a = Args();
-        const std::vector<double>& lp = Find("logProb")->values;
-        const std::vector<double>& g = Find("gradLoss")->values;
-        const std::vector<double> none;
-        const std::vector<double>& gz = p_.zloss != 0.0 ? Find("gradZlossOptional")->values : none;
-        const std::vector<double>& lse =
-            p_.zloss != 0.0 ? Find("lseForZlossOptional")->values : none;
-        compare("out", ref::CrossEntropyLossGrad(a, lp, g, gz, lse),
-                tolerance::CrossEntropyLossGradBound(a, lp, g, gz, lse), p_.dtype);
-        break;
-      }
-      case Op::kCrossEntropyLoss: {
-        const ref::CrossEntropyArgs a = Args();
-        const std::vector<double>& x = Find("input")->values;
-        const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, x);
-        const tolerance::CrossEntropyBounds b = tolerance::CrossEntropyLossBound(a, x, e);
-        compare("logProbOut", e.log_prob, b.log_prob, p_.dtype);
-        compare("lossOut", e.loss, b.loss, p_.dtype);
-        compare("zlossOut", e.zloss, b.zloss, p_.dtype);
-        if (p_.zloss != 0.0) compare("lseForZlossOut", e.lse, b.lse, p_.dtype);
-        break;
-      }
-    }
-    return v;
-  }
-
-  // --dump: every tensor (outputs as computed) and problem.json; "" or why not.
-  std::string Dump(const std::string& dir, const nlohmann::json& result) {
-    if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) return "cannot create " + dir + ".";
-    nlohmann::json j;
-    j["driver"] = "aclnn-cpu-driver";
-    j["problem"] = p_.ToString();
-    j["op"] = OpName(p_.op);
-    j["shape"] = p_.shape;
-    j["dtype"] = DtypeName(p_.dtype);
-    if (p_.IsCrossEntropy()) {
-      j["reduction"] = p_.reduction;
-      j["weight"] = p_.weight;
-      j["ignore_index"] = p_.ignore_index;
-      j["label_smoothing"] = p_.label_smoothing;
-      j["lse_square_scale_for_zloss"] = p_.zloss;
-      j["target_dtype"] = DtypeName(p_.target_dtype);
-    } else {
-      j["dim"] = p_.dim;
-      j["out_dtype"] = DtypeName(p_.OutDtype());
-    }
-    j["layout"] = p_.layout;
-    j["seed"] = p_.seed;
-    j["result"] = result;
-    for (Slot& s : slots_) {
-      const std::vector<double> v = s.output ? s.t->Get() : s.values;
-      const std::string file = s.name + ".npy";
-      std::string err = npy::Write(dir + "/" + file, Encode(s.t->dtype(), s.t->shape(), v));
-      if (!err.empty()) return err;
-      j["tensors"].push_back({{"name", s.name},
-                              {"role", s.output ? "output" : "input"},
-                              {"file", file},
-                              {"dtype", DtypeName(s.t->dtype())},
-                              {"npy_descr", Descr(s.t->dtype())},
-                              {"shape", s.t->shape()}});
-    }
-    std::ofstream f(dir + "/problem.json");
-    f << j.dump(2) << "\n";
-    return f ? "" : "cannot write " + dir + "/problem.json.";
-  }
-
- private:
-  void Add(const char* name, aclDataType t, std::vector<int64_t> shape, bool output) {
-    Slot s;
-    s.name = name;
-    s.output = output;
-    s.t = std::make_unique<DeviceTensor>(t, std::move(shape), layout_);
-    slots_.push_back(std::move(s));
-  }
-  void Set(const char* name, const std::vector<double>& v) {
-    Slot* s = Find(name);
-    s->values = s->t->Rounded(v);
-    s->t->Set(s->values);
-  }
-  std::vector<int64_t> Scalar() const {
-    return p_.reduction == "none" ? std::vector<int64_t>{p_.shape[0]} : std::vector<int64_t>{};
-  }
-  int WrappedDim(int rank) const {
-    const int r = rank == 0 ? 1 : rank;
-    return static_cast<int>(p_.dim < 0 ? p_.dim + r : p_.dim);
-  }
-  static std::vector<double> Uniform(std::mt19937_64& rng, int64_t n, double lo, double hi) {
-    return testing_support::Uniform(rng, n, lo, hi);
-  }
-  // Classes uniform in [0, C); one row in seven gets ignore_index.
-  std::vector<double> Targets(std::mt19937_64& rng) const {
-    const int64_t n = p_.shape[0], c = p_.shape[1];
-    std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(c - 1, 0)), pick(0, 6);
-    std::vector<double> t(static_cast<size_t>(n));
-    for (double& v : t) {
-      v = static_cast<double>((c == 0 || pick(rng) == 0) ? p_.ignore_index : cls(rng));
-    }
-    return t;
-  }
-  ref::CrossEntropyArgs Args() {
-    ref::CrossEntropyArgs a;
-    a.n = p_.shape[0];
-    a.c = p_.shape[1];
-    for (double v : Find("target")->values) a.target.push_back(static_cast<int64_t>(v));
-    if (p_.weight) a.weight = Find("weightOptional")->values;
-    a.reduction = p_.reduction == "none"  ? ref::Reduction::kNone
-                  : p_.reduction == "sum" ? ref::Reduction::kSum
-                                          : ref::Reduction::kMean;
-    a.ignore_index = p_.ignore_index;
-    a.label_smoothing = p_.label_smoothing;
-    a.zloss_scale = p_.zloss;
-    return a;
-  }
-  static std::string ShapeText(const std::vector<int64_t>& s) {
-    std::string r = "(";
-    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + ")";
-  }
-
-  Problem p_;
-  Layout layout_;
-  std::vector<Slot> slots_;
-};
+  std::ofstream f(dir + "/problem.json");
+  f << j.dump(2) << "\n";
+  return f ? "" : "cannot write " + dir + "/problem.json.";
+}
 
 // Applies the problem's thread count and CPU target; "" or why not.
 std::string Configure(const Problem& p) {
@@ -480,9 +219,9 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
     std::printf("  FAILED: %s\n", cfg_err.c_str());
     return false;
   }
-  Case c(p);
+  Call c(p);
   if (!o.input_dir.empty()) {
-    const std::string err = c.FillFrom(o.input_dir);
+    const std::string err = FillFrom(c, o.input_dir);
     if (!err.empty()) {
       std::printf("  FAILED: --input: %s\n", err.c_str());
       return false;
@@ -493,7 +232,7 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
   nlohmann::json result;
   uint64_t ws_size = 0;
   aclOpExecutor* ex = nullptr;
-  int st = c.Plan(&ws_size, &ex);
+  int st = c.Phase1(&ws_size, &ex);
   void* ws = nullptr;
   int step = 1;
   if (st == 0) {
@@ -505,7 +244,7 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
       return false;
     }
     step = 2;
-    st = c.Run(ws, ws_size, ex, nullptr);
+    st = c.Phase2(ws, ws_size, ex, nullptr);
     if (st == 0) {
       step = 3;
       st = aclrtSynchronizeStream(nullptr);
@@ -519,22 +258,21 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
   result["threads"] = aclnn_cpu::NumThreads();
   bool ok = st == 0;
   if (st != 0) {
-    bool untouched = true;
-    for (Slot& s : c.slots())
-      if (s.output) untouched = untouched && s.t->Untouched();
+    const bool untouched = c.OutputsUntouched();
     std::printf("  FAILED: %s returned %d: %s (outputs %s)\n",
                 step == 1 ? "phase 1" : (step == 2 ? "phase 2" : "aclrtSynchronizeStream"), st,
                 msg.c_str(), untouched ? "untouched" : "WRITTEN");
   }
   if (ok && o.check) {
-    for (const Case::Verdict& v : c.Check()) {
+    for (const optable::Verdict& v : c.Check()) {
       const bool pass = v.failure.empty();
       ok = ok && pass;
       std::printf(
           "  check %-14s %s  worst %.3g ulp of %s (%.3g ulp where well conditioned), "
           "%.0f%% of the tolerance used\n",
-          v.output.c_str(), pass ? "PASS" : "FAIL", v.stats.max_ulp, DtypeName(v.dtype),
-          v.stats.max_ulp_conditioned, 100.0 * v.stats.max_tolerance_used);
+          v.output.c_str(), pass ? "PASS" : "FAIL", v.stats.max_ulp,
+          optable::DtypeShortName(v.dtype), v.stats.max_ulp_conditioned,
+          100.0 * v.stats.max_tolerance_used);
       if (!pass) {
         std::printf("    %lld of %lld elements out of tolerance; first: %s\n",
                     static_cast<long long>(v.stats.failures), static_cast<long long>(v.stats.count),
@@ -550,14 +288,14 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
     std::vector<double> times;
     for (int i = 0; i < o.warmup + o.reps; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      c.Run(ws, ws_size, ex, nullptr);
+      c.Phase2(ws, ws_size, ex, nullptr);
       aclrtSynchronizeStream(nullptr);
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (i >= o.warmup) times.push_back(s);
     }
     std::sort(times.begin(), times.end());
     const double median = times[times.size() / 2];
-    const std::string kind = p.op == Op::kLogSoftmaxBackward ? "rd2wr1" : "copy";
+    const std::string kind = c.BandwidthKind();
     const double bw = bench::Bandwidth(kind, aclnn_cpu::NumThreads());
     const double rate = c.Bytes() / median;
     std::printf(
@@ -573,7 +311,7 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
   if (!o.dump_dir.empty()) {
     const std::string dir = count == 1 ? o.dump_dir : o.dump_dir + "/" + std::to_string(index + 1);
     if (count > 1) ::mkdir(o.dump_dir.c_str(), 0777);
-    const std::string err = c.Dump(dir, result);
+    const std::string err = Dump(p, c, dir, result);
     if (!err.empty()) {
       std::printf("  FAILED: --dump: %s\n", err.c_str());
       ok = false;

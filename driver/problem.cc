@@ -1,5 +1,6 @@
 #include "problem.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -8,16 +9,15 @@ namespace driver {
 
 namespace {
 
-const std::map<std::string, Op>& OpNames() {
-  static const std::map<std::string, Op> m = {
-      {"log_softmax_backward", Op::kLogSoftmaxBackward},
-      {"lsm_bwd", Op::kLogSoftmaxBackward},
-      {"log_softmax", Op::kLogSoftmax},
-      {"lsm", Op::kLogSoftmax},
-      {"cross_entropy_loss_grad", Op::kCrossEntropyLossGrad},
-      {"ce_grad", Op::kCrossEntropyLossGrad},
-      {"cross_entropy_loss", Op::kCrossEntropyLoss},
-      {"ce", Op::kCrossEntropyLoss}};
+const std::map<std::string, const optable::OpSpec*>& OpNames() {
+  static const std::map<std::string, const optable::OpSpec*> m = [] {
+    std::map<std::string, const optable::OpSpec*> names;
+    for (const optable::OpSpec* op : optable::Ops()) {
+      names[op->name] = op;
+      names[op->alias] = op;
+    }
+    return names;
+  }();
   return m;
 }
 
@@ -57,29 +57,26 @@ std::string ParseShape(const std::string& s, std::vector<int64_t>* shape) {
   return "";
 }
 
-std::string ShapeString(const std::vector<int64_t>& shape) {
-  if (shape.empty()) return "scalar";
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+const std::map<std::string, testing_support::Layout>& Layouts() {
+  static const std::map<std::string, testing_support::Layout> m = [] {
+    std::map<std::string, testing_support::Layout> names;
+    for (testing_support::Layout l : testing_support::kAllLayouts) {
+      names[testing_support::LayoutName(l)] = l;
+    }
+    return names;
+  }();
+  return m;
+}
+
+std::string OpHelp() {
+  std::string s = "operator:";
+  for (const optable::OpSpec* op : optable::Ops()) {
+    s += std::string(" ") + op->name + " (" + op->alias + ")";
+  }
   return s;
 }
 
 }  // namespace
-
-const char* OpName(Op op) {
-  static const char* const kNames[] = {"log_softmax_backward", "log_softmax",
-                                       "cross_entropy_loss_grad", "cross_entropy_loss"};
-  return kNames[static_cast<int>(op)];
-}
-
-const char* DtypeName(aclDataType t) {
-  for (const auto* names : {&FloatDtypes(), &TargetDtypes()}) {
-    for (const auto& kv : *names) {
-      if (kv.second == t) return kv.first.c_str();
-    }
-  }
-  return "?";
-}
 
 // An option whose value is one of the names in `names` (case-insensitive).
 template <typename T>
@@ -106,10 +103,7 @@ CLI::Option* AddNamed(CLI::App& app, const std::string& flag, T& out,
 }
 
 void AddProblemOptions(CLI::App& app, Problem& p) {
-  AddNamed(app, "--op", p.op, OpNames(),
-           "operator: log_softmax_backward (lsm_bwd), log_softmax (lsm), "
-           "cross_entropy_loss_grad (ce_grad), cross_entropy_loss (ce)",
-           "OP");
+  AddNamed(app, "--op", p.op, OpNames(), OpHelp(), "OP");
   app.add_option_function<std::string>(
          "--shape",
          [&p](const std::string& s) {
@@ -130,10 +124,10 @@ void AddProblemOptions(CLI::App& app, Problem& p) {
   app.add_option("--ignore-index", p.ignore_index, "ignoreIndex (one row in seven gets it)");
   app.add_option("--label-smoothing", p.label_smoothing, "labelSmoothing in [0, 1]");
   app.add_option("--zloss", p.zloss, "lseSquareScaleForZloss (z-loss on when non-zero)");
-  app.add_option("--layout", p.layout,
-                 "every tensor: contiguous, transposed (reversed strides), offset (storage "
-                 "offset 7), padded (strides of a larger tensor plus offset)")
-      ->check(CLI::IsMember({"contiguous", "transposed", "offset", "padded"}));
+  AddNamed(app, "--layout", p.layout, Layouts(),
+           "every tensor: contiguous, transposed (reversed strides), offset (storage "
+           "offset 7), padded (strides of a larger tensor plus offset)",
+           "LAYOUT");
   app.add_option("--threads", p.threads, "threads (default: ACLNN_CPU_NUM_THREADS or all cores)")
       ->check(CLI::Range(0, 4096));
   app.add_option("--cpu-target", p.target,
@@ -152,36 +146,34 @@ bool IsProblemOption(const std::string& flag) {
 }
 
 std::string Validate(const Problem& p) {
-  if (p.IsCrossEntropy()) {
-    if (p.shape.size() != 2) {
-      return std::string("--op ") + OpName(p.op) + " needs a 2-D --shape NxC, not " +
-             ShapeString(p.shape) + ".";
+  const optable::OpSpec& op = *p.op;
+  const int rank = static_cast<int>(p.shape.size());
+  if (rank < op.min_rank || rank > op.max_rank) {
+    const std::string shape = optable::ShapeText(p.shape);
+    if (op.min_rank == op.max_rank) {
+      return std::string("--op ") + op.name + " needs a " + std::to_string(op.min_rank) +
+             "-D --shape " + op.shape_hint + ", not " + shape + ".";
     }
-    if (p.dtype == ACL_DOUBLE)
-      return std::string("--op ") + OpName(p.op) + " takes f32, f16 or bf16.";
+    return std::string("--op ") + op.name + " needs a --shape of rank " +
+           std::to_string(op.min_rank) + " to " + std::to_string(op.max_rank) + ", not " + shape +
+           ".";
   }
-  if (p.op == Op::kLogSoftmaxBackward && p.dtype == ACL_DOUBLE) {
-    return "--op log_softmax_backward takes f32, f16 or bf16 inputs.";
+  if (std::find(op.dtypes.begin(), op.dtypes.end(), p.dtype) == op.dtypes.end()) {
+    std::string list;
+    for (size_t i = 0; i < op.dtypes.size(); ++i) {
+      list += (i == 0 ? "" : (i + 1 == op.dtypes.size() ? " or " : ", "));
+      list += optable::DtypeShortName(op.dtypes[i]);
+    }
+    return std::string("--op ") + op.name + " takes --dtype " + list + ".";
   }
   return "";
 }
 
 std::string Problem::ToString() const {
-  std::ostringstream s;
-  s << "--op=" << OpName(op) << " --shape=" << ShapeString(shape)
-    << " --dtype=" << DtypeName(dtype);
-  if (IsCrossEntropy()) {
-    s << " --reduction=" << reduction << (weight ? " --weight" : "")
-      << " --ignore-index=" << ignore_index << " --label-smoothing=" << label_smoothing
-      << " --zloss=" << zloss << " --target-dtype=" << DtypeName(target_dtype);
-  } else {
-    s << " --out-dtype=" << DtypeName(OutDtype()) << " --dim=" << dim;
-  }
-  if (layout != "contiguous") s << " --layout=" << layout;
-  if (threads > 0) s << " --threads=" << threads;
-  if (!target.empty()) s << " --cpu-target=" << target;
-  if (seed != 1) s << " --seed=" << seed;
-  return s.str();
+  std::string s = optable::Problem::ToString();
+  if (threads > 0) s += " --threads=" + std::to_string(threads);
+  if (!target.empty()) s += " --cpu-target=" + target;
+  return s;
 }
 
 std::string ParseLine(const std::string& line, Problem* p) {

@@ -1,0 +1,142 @@
+#include "call.h"
+
+#include <utility>
+
+namespace optable {
+
+using testing_support::DeviceTensor;
+
+Call::Call(const Problem& p) : p_(p), reduction_(p.reduction) {
+  const std::vector<TensorDecl> decls = p_.op->declare(p_);
+  tensors_.resize(decls.size());
+  inputs_.resize(decls.size());
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (decls[i].present) {
+      tensors_[i] = std::make_unique<DeviceTensor>(decls[i].dtype, decls[i].shape, p_.layout);
+    }
+  }
+}
+
+DeviceTensor* Call::Find(const std::string& name) const {
+  for (size_t i = 0; i < size(); ++i) {
+    if (name == param(i).name) return tensor(i);
+  }
+  return nullptr;
+}
+
+void Call::FillRandom(bool keep_values) {
+  std::mt19937_64 rng(p_.seed);
+  Values v(size());
+  p_.op->fill(p_, rng, &v);
+  for (size_t i = 0; i < size(); ++i) {
+    if (tensor(i) != nullptr && param(i).role == Role::kInput) {
+      Set(i, v[i]);
+      if (!keep_values) std::vector<double>().swap(inputs_[i]);
+    }
+  }
+}
+
+void Call::Set(size_t i, const std::vector<double>& v) {
+  inputs_[i] = tensor(i)->Rounded(v);
+  tensor(i)->Set(inputs_[i]);
+}
+
+int Call::Phase1(uint64_t* workspace_size, aclOpExecutor** executor) {
+  std::vector<aclTensor*> t(size(), nullptr);
+  for (size_t i = 0; i < size(); ++i) t[i] = tensor(i) ? tensor(i)->get() : nullptr;
+  CallArgs a;
+  a.tensors = t.data();
+  a.dim = p_.dim;
+  a.reduction = &reduction_[0];
+  a.ignore_index = p_.ignore_index;
+  a.label_smoothing = p_.label_smoothing;
+  a.zloss = p_.zloss;
+  return p_.op->phase1(a, workspace_size, executor);
+}
+
+aclnnStatus Call::Phase2(void* workspace, uint64_t size, aclOpExecutor* executor,
+                         aclrtStream stream) const {
+  return p_.op->phase2(workspace, size, executor, stream);
+}
+
+namespace {
+std::string TakeMessage() {
+  const char* m = aclGetRecentErrMsg();
+  return m ? std::string(m) : std::string();
+}
+}  // namespace
+
+RunResult Call::Run(aclrtStream stream) {
+  RunResult r;
+  aclOpExecutor* ex = nullptr;
+  int st = Phase1(&r.workspace, &ex);
+  if (st != 0) return RunResult{st, 1, r.workspace, TakeMessage()};
+  void* ws = nullptr;
+  if (r.workspace > 0 && aclrtMalloc(&ws, r.workspace, ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
+    aclDestroyAclOpExecutor(ex);
+    return RunResult{-1, 2, r.workspace, "workspace allocation failed"};
+  }
+  st = Phase2(ws, r.workspace, ex, stream);
+  if (st != 0) {
+    if (ws) aclrtFree(ws);
+    return RunResult{st, 2, r.workspace, TakeMessage()};
+  }
+  st = aclrtSynchronizeStream(stream);
+  r.message = TakeMessage();
+  if (ws) aclrtFree(ws);
+  if (st != 0) return RunResult{st, 3, r.workspace, r.message};
+  return r;
+}
+
+std::vector<Verdict> Call::Check() const {
+  std::vector<Verdict> v;
+  for (const Expected& e : p_.op->reference(p_, inputs_)) {
+    const DeviceTensor* t = tensor(e.param);
+    Verdict r;
+    r.output = param(e.param).name;
+    r.dtype = t->dtype();
+    r.failure = tolerance::Compare(t->Get(), e.value, e.bound, e.compute, r.dtype, &r.stats);
+    v.push_back(std::move(r));
+  }
+  return v;
+}
+
+bool Call::OutputsUntouched() const {
+  for (size_t i = 0; i < size(); ++i) {
+    if (tensor(i) && param(i).role == Role::kOutput && !tensor(i)->Untouched()) return false;
+  }
+  return true;
+}
+
+std::vector<double> Call::Outputs() const {
+  std::vector<double> all;
+  for (size_t i = 0; i < size(); ++i) {
+    if (tensor(i) == nullptr || param(i).role != Role::kOutput) continue;
+    const std::vector<double> v = tensor(i)->Get();
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  return all;
+}
+
+double Call::Bytes() const {
+  double b = 0;
+  for (size_t i = 0; i < size(); ++i) {
+    const DeviceTensor* t = tensor(i);
+    if (t != nullptr && t->shape() == p_.shape) {
+      b += static_cast<double>(t->numel() * testing_support::DtypeBytes(t->dtype()));
+    }
+  }
+  return b;
+}
+
+const char* Call::BandwidthKind() const {
+  int full_inputs = 0;
+  for (size_t i = 0; i < size(); ++i) {
+    if (tensor(i) && param(i).role == Role::kInput && tensor(i)->shape() == p_.shape) {
+      ++full_inputs;
+    }
+  }
+  return full_inputs >= 2 ? "rd2wr1" : "copy";
+}
+
+}  // namespace optable

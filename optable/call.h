@@ -1,0 +1,81 @@
+// One operator call for a problem of the table: its tensors (test-kit DeviceTensors in the
+// problem's layout, canaries outside every view), its inputs, both phases and the check against
+// the double reference under the documented tolerances.
+#ifndef ACLNN_CPU_OPTABLE_CALL_H_
+#define ACLNN_CPU_OPTABLE_CALL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_tensor.h"
+#include "op_table.h"
+#include "tolerance.h"
+
+namespace optable {
+
+// One output's comparison with the reference.
+struct Verdict {
+  std::string output;
+  tolerance::ErrorStats stats;
+  std::string failure;  // "" when every element is within tolerance
+  aclDataType dtype;
+};
+
+struct RunResult {
+  int status = 0;  // the first non-success code
+  int step = 0;    // 1: phase 1, 2: phase 2 (or its workspace), 3: synchronize; 0: success
+  uint64_t workspace = 0;
+  std::string message;  // aclGetRecentErrMsg() after the failing step
+};
+
+class Call {
+ public:
+  explicit Call(const Problem& p);
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  const Problem& problem() const { return p_; }
+  const OpSpec& op() const { return *p_.op; }
+  size_t size() const { return tensors_.size(); }
+  const Param& param(size_t i) const { return p_.op->params[i]; }
+  // Null for an absent optional parameter.
+  testing_support::DeviceTensor* tensor(size_t i) const { return tensors_[i].get(); }
+  testing_support::DeviceTensor* Find(const std::string& name) const;
+  const Values& inputs() const { return inputs_; }
+
+  // The operator's random inputs with the problem's seed. keep_values = false forgets the
+  // values once stored (benchmarks: no reference check, half the memory).
+  void FillRandom(bool keep_values = true);
+  // Stores v (rounded to the parameter's dtype) in input i and keeps the stored values.
+  void Set(size_t i, const std::vector<double>& v);
+
+  int Phase1(uint64_t* workspace_size, aclOpExecutor** executor);
+  aclnnStatus Phase2(void* workspace, uint64_t size, aclOpExecutor* executor,
+                     aclrtStream stream) const;
+  // Both phases and the synchronize, with a workspace allocated for the call.
+  RunResult Run(aclrtStream stream = nullptr);
+
+  // Every output against the reference (after a successful run).
+  std::vector<Verdict> Check() const;
+  // Whether no byte of any output's storage was written.
+  bool OutputsUntouched() const;
+  // Every present output's values, concatenated in parameter order.
+  std::vector<double> Outputs() const;
+  // Bytes of the full-size tensors (the problem's shape), each read or written once: what an
+  // ideal implementation moves.
+  double Bytes() const;
+  // "rd2wr1" when two full-size inputs are read per output, else "copy".
+  const char* BandwidthKind() const;
+
+ private:
+  Problem p_;
+  std::string reduction_;
+  std::vector<std::unique_ptr<testing_support::DeviceTensor>> tensors_;
+  Values inputs_;
+};
+
+}  // namespace optable
+
+#endif  // ACLNN_CPU_OPTABLE_CALL_H_

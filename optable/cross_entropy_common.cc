@@ -1,0 +1,80 @@
+#include "cross_entropy_common.h"
+
+#include <algorithm>
+
+#include "device_tensor.h"
+
+namespace optable {
+namespace ce {
+
+std::vector<Attr> Attrs() {
+  return {Attr::kReduction,      Attr::kWeight, Attr::kIgnoreIndex,
+          Attr::kLabelSmoothing, Attr::kZloss,  Attr::kTargetDtype};
+}
+std::vector<aclDataType> Dtypes() { return {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}; }
+
+std::vector<int64_t> LossShape(const Problem& p) {
+  return p.reduction == "none" ? std::vector<int64_t>{p.shape[0]} : std::vector<int64_t>{};
+}
+
+std::vector<double> Targets(const Problem& p, std::mt19937_64& rng) {
+  const int64_t n = p.shape[0], c = p.shape[1];
+  std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(c - 1, 0)), pick(0, 6);
+  std::vector<double> t(static_cast<size_t>(n));
+  for (double& v : t) {
+    v = static_cast<double>((c == 0 || pick(rng) == 0) ? p.ignore_index : cls(rng));
+  }
+  return t;
+}
+
+std::vector<double> Weights(const Problem& p, std::mt19937_64& rng) {
+  return testing_support::Uniform(rng, p.shape[1], 0.5, 2.0);
+}
+
+ref::CrossEntropyArgs RefArgs(const Problem& p, const std::vector<double>& target,
+                              const std::vector<double>& weight) {
+  ref::CrossEntropyArgs a;
+  a.n = p.shape[0];
+  a.c = p.shape[1];
+  for (double v : target) a.target.push_back(static_cast<int64_t>(v));
+  a.weight = weight;
+  a.reduction = p.reduction == "none"  ? ref::Reduction::kNone
+                : p.reduction == "sum" ? ref::Reduction::kSum
+                                       : ref::Reduction::kMean;
+  a.ignore_index = p.ignore_index;
+  a.label_smoothing = p.label_smoothing;
+  a.zloss_scale = p.zloss;
+  return a;
+}
+
+Problem AllOptions(Problem p) {
+  p.weight = true;
+  p.label_smoothing = 0.1;
+  p.zloss = 1e-3;
+  return p;
+}
+
+std::vector<Problem> BenchProblems(const OpSpec* op) {
+  std::vector<Problem> v;
+  auto add = [&](std::vector<int64_t> shape, aclDataType t, bool weight, double ls, double z) {
+    Problem p = DefaultProblem(op);
+    p.shape = std::move(shape);
+    p.dtype = t;
+    p.weight = weight;
+    p.label_smoothing = ls;
+    p.zloss = z;
+    v.push_back(p);
+  };
+  add({4096, 32000}, ACL_FLOAT, false, 0.0, 0.0);
+  add({4096, 32000}, ACL_FLOAT, false, 0.1, 0.0);
+  add({4096, 32000}, ACL_FLOAT, true, 0.1, 0.0);
+  add({4096, 32000}, ACL_FLOAT, true, 0.1, 1e-4);
+  add({8192, 50257}, ACL_BF16, true, 0.1, 0.0);
+  add({2048, 128256}, ACL_FLOAT, false, 0.0, 0.0);
+  add({1, 262144}, ACL_FLOAT, false, 0.0, 0.0);
+  add({8, 8}, ACL_FLOAT, false, 0.0, 0.0);
+  return v;
+}
+
+}  // namespace ce
+}  // namespace optable
