@@ -1,4 +1,5 @@
-// aclnn-cpu benchmark suite. For every case of shapes.cc and 1 and all threads: the machine's
+// aclnn-cpu benchmark suite. For every benchmarked problem of the operator table and 1 and all
+// threads: the machine's
 // bandwidth (copy and read-2/write-1 kernels with plain and non-temporal stores, same process),
 // our operator, and PyTorch's, registered side by side so that ratios come from one run.
 #include <benchmark/benchmark.h>
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond);
     }
   }
-  for (const bench::Case& c : bench::Cases()) {
+  for (const optable::Problem& c : bench::Problems()) {
     for (int t : thread_counts) {
       const std::string suffix = "/threads:" + std::to_string(t);
       benchmark::RegisterBenchmark(("ours/" + c.Name() + suffix).c_str(),

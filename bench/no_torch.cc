@@ -2,6 +2,8 @@
 #include "ops_bench.h"
 
 namespace bench {
-bool HavePyTorch(const Case&) { return false; }
-void RunPyTorch(benchmark::State& state, const Case&, int) { state.SkipWithError("no libtorch"); }
+bool HavePyTorch(const optable::Problem&) { return false; }
+void RunPyTorch(benchmark::State& state, const optable::Problem&, int) {
+  state.SkipWithError("no libtorch");
+}
 }  // namespace bench

@@ -1,7 +1,7 @@
-// Fuzzes phase 1 of every operator with random tensor metadata: ranks 0..10, dims including 0
-// and huge values, strides, offsets, storages, every dtype (invalid ones too), formats, null
-// tensors and random attributes. Invariants: no crash, no leak (ASan), every rejection carries a
-// message naming the operator; successful executors are destroyed unrun.
+// Fuzzes phase 1 of every operator of the table with random tensor metadata: ranks 0..10, dims
+// including 0 and huge values, strides, offsets, storages, every dtype (invalid ones too), formats,
+// null tensors and random attributes. Invariants: no crash, no leak (ASan), every rejection carries
+// a message naming the operator; successful executors are destroyed unrun.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdlib>
@@ -10,10 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "aclnnop/aclnn_cross_entropy_loss.h"
-#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
-#include "aclnnop/aclnn_logsoftmax.h"
-#include "aclnnop/aclnn_logsoftmax_backward.h"
+#include "op_table.h"
 
 namespace {
 
@@ -78,43 +75,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::strncpy(reduction_buf, r, sizeof(reduction_buf));
     reduction = reduction_buf;
   }
-  const int64_t dim = fdp.ConsumeIntegralInRange<int64_t>(-12, 12);
-  const int64_t ignore = fdp.ConsumeIntegral<int64_t>();
-  const double ls = fdp.ConsumeFloatingPoint<double>();
-  const double z = fdp.ConsumeBool() ? 0.0 : fdp.ConsumeFloatingPoint<double>();
-  switch (fdp.ConsumeIntegralInRange<int>(0, 3)) {
-    case 0: {
-      aclTensor* a = MakeTensor(fdp, keep);
-      aclTensor* b = MakeTensor(fdp, keep);
-      aclTensor* c = MakeTensor(fdp, keep);
-      CheckOutcome(aclnnLogSoftmaxBackwardGetWorkspaceSize(a, b, dim, c, &ws, &ex), ex,
-                   "aclnnLogSoftmaxBackward");
-      break;
-    }
-    case 1: {
-      aclTensor* a = MakeTensor(fdp, keep);
-      aclTensor* b = MakeTensor(fdp, keep);
-      CheckOutcome(aclnnLogSoftmaxGetWorkspaceSize(a, dim, b, &ws, &ex), ex, "aclnnLogSoftmax");
-      break;
-    }
-    case 2: {
-      aclTensor* t[7];
-      for (auto& p : t) p = MakeTensor(fdp, keep);
-      CheckOutcome(
-          aclnnCrossEntropyLossGradGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], reduction,
-                                                    ignore, ls, z, t[6], &ws, &ex),
-          ex, "aclnnCrossEntropyLossGrad");
-      break;
-    }
-    default: {
-      aclTensor* t[7];
-      for (auto& p : t) p = MakeTensor(fdp, keep);
-      CheckOutcome(aclnnCrossEntropyLossGetWorkspaceSize(t[0], t[1], t[2], reduction, ignore, ls, z,
-                                                         fdp.ConsumeBool(), t[3], t[4], t[5], t[6],
-                                                         &ws, &ex),
-                   ex, "aclnnCrossEntropyLoss");
-      break;
-    }
-  }
+  optable::CallArgs args;
+  args.dim = fdp.ConsumeIntegralInRange<int64_t>(-12, 12);
+  args.reduction = reduction;
+  args.ignore_index = fdp.ConsumeIntegral<int64_t>();
+  args.label_smoothing = fdp.ConsumeFloatingPoint<double>();
+  args.zloss = fdp.ConsumeBool() ? 0.0 : fdp.ConsumeFloatingPoint<double>();
+  const std::vector<const optable::OpSpec*>& ops = optable::Ops();
+  const optable::OpSpec& op = *ops[fdp.ConsumeIntegralInRange<size_t>(0, ops.size() - 1)];
+  std::vector<aclTensor*> tensors(op.params.size());
+  for (aclTensor*& t : tensors) t = MakeTensor(fdp, keep);
+  args.tensors = tensors.data();
+  args.return_zloss = fdp.ConsumeBool();
+  CheckOutcome(op.phase1(args, &ws, &ex), ex, op.api);
   return 0;
 }

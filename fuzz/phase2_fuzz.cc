@@ -1,23 +1,22 @@
-// Fuzzes phase 2 of every operator on small problems whose data comes from the fuzzer's bytes
-// (so NaN, inf, denormals and extreme values everywhere) with targets that are often out of
-// range, strided outputs and canaries around every output view. Invariants: no crash, no
+// Fuzzes phase 2 of every operator of the table on small problems whose data comes from the
+// fuzzer's bytes (so NaN, inf, denormals and extreme values everywhere) with targets that are often
+// out of range, strided outputs and canaries around every output view. Invariants: no crash, no
 // sanitizer report, canaries outside the views intact, a failed call writes nothing.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
-#include "aclnnop/aclnn_cross_entropy_loss.h"
-#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
-#include "aclnnop/aclnn_logsoftmax.h"
-#include "aclnnop/aclnn_logsoftmax_backward.h"
+#include "device_tensor.h"
+#include "op_table.h"
 
 namespace {
 
 constexpr unsigned char kCanary = 0x5A;
 
-int64_t Size(aclDataType t) { return t == ACL_FLOAT ? 4 : (t == ACL_INT64 ? 8 : 2); }
+int64_t Size(aclDataType t) { return testing_support::DtypeBytes(t); }
 
 // An aclrtMalloc block holding a (possibly strided) view: 16 canary bytes before and after and
 // canaries in the gaps of a strided view.
@@ -97,60 +96,65 @@ int Run(int st, uint64_t ws, aclOpExecutor* ex,
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider fdp(data, size);
-  static const aclDataType kTypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
-  const aclDataType dt = kTypes[fdp.ConsumeIntegralInRange<int>(0, 2)];
-  const int op = fdp.ConsumeIntegralInRange<int>(0, 3);
+  const std::vector<const optable::OpSpec*>& ops = optable::Ops();
+  const optable::OpSpec& op = *ops[fdp.ConsumeIntegralInRange<size_t>(0, ops.size() - 1)];
+  optable::Problem p = optable::DefaultProblem(&op);
+  p.dtype = op.dtypes[fdp.ConsumeIntegralInRange<size_t>(0, op.dtypes.size() - 1)];
   const int64_t n = fdp.ConsumeIntegralInRange<int64_t>(1, 8);
   const int64_t c = fdp.ConsumeIntegralInRange<int64_t>(1, 40);
-  const int64_t step = fdp.ConsumeIntegralInRange<int64_t>(1, 2);  // 2: a strided view
-  const int64_t dim = fdp.ConsumeIntegralInRange<int64_t>(-2, 1);
-  const bool weight = fdp.ConsumeBool();
+  p.shape = {n, c};
+  const int64_t step = fdp.ConsumeIntegralInRange<int64_t>(1, 2);  // 2: strided full tensors
+  p.dim = fdp.ConsumeIntegralInRange<int64_t>(-2, 1);
+  p.weight = fdp.ConsumeBool();
   static const char* const kReductions[] = {"mean", "sum", "none"};
-  char red[8];
-  std::strncpy(red, kReductions[fdp.ConsumeIntegralInRange<int>(0, 2)], sizeof(red));
-  const bool none = std::strcmp(red, "none") == 0;
-  const int64_t ignore = fdp.ConsumeBool() ? -100 : fdp.ConsumeIntegralInRange<int64_t>(-1, c);
-  const double ls = fdp.ConsumeProbability<double>();
-  const double z = fdp.ConsumeBool() ? 0.0 : fdp.ConsumeFloatingPointInRange<double>(-1.0, 1.0);
+  p.reduction = kReductions[fdp.ConsumeIntegralInRange<int>(0, 2)];
+  p.ignore_index = fdp.ConsumeBool() ? -100 : fdp.ConsumeIntegralInRange<int64_t>(-1, c);
+  p.label_smoothing = fdp.ConsumeProbability<double>();
+  p.zloss = fdp.ConsumeBool() ? 0.0 : fdp.ConsumeFloatingPointInRange<double>(-1.0, 1.0);
+  p.target_dtype = fdp.ConsumeBool() ? ACL_INT64 : ACL_INT32;
+
+  const std::vector<optable::TensorDecl> decls = op.declare(p);
+  std::vector<std::unique_ptr<Buf>> bufs(decls.size());
+  std::vector<aclTensor*> tensors(decls.size(), nullptr);
+  for (size_t i = 0; i < decls.size(); ++i) {
+    const optable::TensorDecl& d = decls[i];
+    if (!d.present) continue;
+    const bool input = op.params[i].role == optable::Role::kInput;
+    const bool index = d.dtype == ACL_INT64 || d.dtype == ACL_INT32;
+    const int64_t inner = d.shape == p.shape ? step : 1;
+    bufs[i] = std::make_unique<Buf>(d.dtype, d.shape, inner, input && !index ? &fdp : nullptr);
+    if (input && index) {
+      // Class indices: in range most of the time, else any int64 (ignored, negative, past C).
+      const int64_t count = d.shape.empty() ? 1 : d.shape[0];
+      for (int64_t k = 0; k < count; ++k) {
+        int64_t t = fdp.ConsumeIntegralInRange<int64_t>(0, c - 1);
+        if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0) t = fdp.ConsumeIntegral<int64_t>();
+        if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0) t = p.ignore_index;
+        char* at = static_cast<char*>(bufs[i]->block) + (4 + k) * Size(d.dtype);
+        if (d.dtype == ACL_INT64) {
+          std::memcpy(at, &t, 8);
+        } else {
+          const int32_t t32 = static_cast<int32_t>(t);
+          std::memcpy(at, &t32, 4);
+        }
+      }
+    }
+    tensors[i] = bufs[i]->t;
+  }
+  std::string reduction = p.reduction;
+  optable::CallArgs args;
+  args.tensors = tensors.data();
+  args.dim = p.dim;
+  args.reduction = &reduction[0];
+  args.ignore_index = p.ignore_index;
+  args.label_smoothing = p.label_smoothing;
+  args.zloss = p.zloss;
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
-  if (op <= 1) {
-    Buf a(dt, {n, c}, step, &fdp), b(dt, {n, c}, step, &fdp), out(dt, {n, c}, step, nullptr);
-    const int st =
-        op == 0 ? Run(aclnnLogSoftmaxBackwardGetWorkspaceSize(a.t, b.t, dim, out.t, &ws, &ex), ws,
-                      ex, aclnnLogSoftmaxBackward)
-                : Run(aclnnLogSoftmaxGetWorkspaceSize(a.t, dim, out.t, &ws, &ex), ws, ex,
-                      aclnnLogSoftmax);
-    if (!out.CanariesOk(st != 0)) std::abort();
-    return 0;
-  }
-  // Targets: in range most of the time, else any int64 (ignored, negative, past C).
-  Buf target(ACL_INT64, {n}, 1, nullptr);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t t = fdp.ConsumeIntegralInRange<int64_t>(0, c - 1);
-    if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0) t = fdp.ConsumeIntegral<int64_t>();
-    if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0) t = ignore;
-    std::memcpy(static_cast<char*>(target.block) + (4 + i) * 8, &t, 8);
-  }
-  const std::vector<int64_t> scalar = none ? std::vector<int64_t>{n} : std::vector<int64_t>{};
-  Buf w(ACL_FLOAT, {c}, 1, &fdp);
-  if (op == 2) {
-    Buf g(dt, scalar, 1, &fdp), lp(dt, {n, c}, step, &fdp), gz(dt, scalar, 1, &fdp),
-        lse(dt, {n}, 1, &fdp), out(dt, {n, c}, step, nullptr);
-    const int st = Run(aclnnCrossEntropyLossGradGetWorkspaceSize(
-                           g.t, lp.t, target.t, weight ? w.t : nullptr, z != 0 ? gz.t : nullptr,
-                           z != 0 ? lse.t : nullptr, red, ignore, ls, z, out.t, &ws, &ex),
-                       ws, ex, aclnnCrossEntropyLossGrad);
-    if (!out.CanariesOk(st != 0)) std::abort();
-  } else {
-    Buf x(dt, {n, c}, step, &fdp), loss(dt, scalar, 1, nullptr), lp(dt, {n, c}, step, nullptr),
-        zl(dt, scalar, 1, nullptr), lse(dt, {n}, 1, nullptr);
-    const int st = Run(
-        aclnnCrossEntropyLossGetWorkspaceSize(x.t, target.t, weight ? w.t : nullptr, red, ignore,
-                                              ls, z, true, loss.t, lp.t, zl.t, lse.t, &ws, &ex),
-        ws, ex, aclnnCrossEntropyLoss);
-    for (const Buf* o : {&loss, &lp, &zl, &lse}) {
-      if (!o->CanariesOk(st != 0)) std::abort();
+  const int st = Run(op.phase1(args, &ws, &ex), ws, ex, op.phase2);
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (bufs[i] && op.params[i].role == optable::Role::kOutput && !bufs[i]->CanariesOk(st != 0)) {
+      std::abort();
     }
   }
   return 0;

@@ -29,10 +29,13 @@ void Call::FillRandom(bool keep_values) {
   Values v(size());
   p_.op->fill(p_, rng, &v);
   for (size_t i = 0; i < size(); ++i) {
-    if (tensor(i) != nullptr && param(i).role == Role::kInput) {
+    if (tensor(i) == nullptr || param(i).role != Role::kInput) continue;
+    if (keep_values) {
       Set(i, v[i]);
-      if (!keep_values) std::vector<double>().swap(inputs_[i]);
+    } else {
+      tensor(i)->Set(v[i]);  // rounds as Set does, without keeping a copy
     }
+    std::vector<double>().swap(v[i]);
   }
 }
 
@@ -116,27 +119,6 @@ std::vector<double> Call::Outputs() const {
     all.insert(all.end(), v.begin(), v.end());
   }
   return all;
-}
-
-double Call::Bytes() const {
-  double b = 0;
-  for (size_t i = 0; i < size(); ++i) {
-    const DeviceTensor* t = tensor(i);
-    if (t != nullptr && t->shape() == p_.shape) {
-      b += static_cast<double>(t->numel() * testing_support::DtypeBytes(t->dtype()));
-    }
-  }
-  return b;
-}
-
-const char* Call::BandwidthKind() const {
-  int full_inputs = 0;
-  for (size_t i = 0; i < size(); ++i) {
-    if (tensor(i) && param(i).role == Role::kInput && tensor(i)->shape() == p_.shape) {
-      ++full_inputs;
-    }
-  }
-  return full_inputs >= 2 ? "rd2wr1" : "copy";
 }
 
 }  // namespace optable

@@ -63,11 +63,8 @@ class Call {
   bool OutputsUntouched() const;
   // Every present output's values, concatenated in parameter order.
   std::vector<double> Outputs() const;
-  // Bytes of the full-size tensors (the problem's shape), each read or written once: what an
-  // ideal implementation moves.
-  double Bytes() const;
-  // "rd2wr1" when two full-size inputs are read per output, else "copy".
-  const char* BandwidthKind() const;
+  double Bytes() const { return FullTensorBytes(p_); }
+  const char* BandwidthKind() const { return optable::BandwidthKind(p_); }
 
  private:
   Problem p_;

@@ -26,8 +26,8 @@ std::vector<TensorDecl> Declare(const Problem& p) {
 void Fill(const Problem& p, std::mt19937_64& rng, Values* v) {
   const int64_t n = p.shape[0], c = p.shape[1];
   const std::vector<double> logits = testing_support::Normal(rng, n * c, 0.0, 2.0);
-  const std::vector<double> lp = ref::LogSoftmax(logits, p.shape, 1);
-  (*v)[kLogProb] = lp;
+  (*v)[kLogProb] = ref::LogSoftmax(logits, p.shape, 1);
+  const std::vector<double>& lp = (*v)[kLogProb];
   (*v)[kGradLoss] = Uniform(rng, ref::Numel(ce::LossShape(p)), 0.5, 1.5);
   (*v)[kTarget] = ce::Targets(p, rng);
   if (p.weight) (*v)[kWeight] = ce::Weights(p, rng);

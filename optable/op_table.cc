@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "reference.h"
+
 namespace optable {
 
 // The entries, one file each (optable/<op>.cc).
@@ -38,6 +40,27 @@ int OpSpec::IndexParam(const Problem& p) const {
     }
   }
   return -1;
+}
+
+double FullTensorBytes(const Problem& p) {
+  double b = 0;
+  for (const TensorDecl& d : p.op->declare(p)) {
+    if (d.present && d.shape == p.shape) {
+      b += static_cast<double>(ref::Numel(d.shape) * testing_support::DtypeBytes(d.dtype));
+    }
+  }
+  return b;
+}
+
+const char* BandwidthKind(const Problem& p) {
+  const std::vector<TensorDecl> decls = p.op->declare(p);
+  int full_inputs = 0;
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (decls[i].present && p.op->params[i].role == Role::kInput && decls[i].shape == p.shape) {
+      ++full_inputs;
+    }
+  }
+  return full_inputs >= 2 ? "rd2wr1" : "copy";
 }
 
 namespace {

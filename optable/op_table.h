@@ -138,6 +138,13 @@ struct OpSpec {
   int IndexParam(const Problem& p) const;
 };
 
+// Bytes of the problem's full-size tensors (those of the problem's shape), each read or written
+// once: what an ideal implementation moves.
+double FullTensorBytes(const Problem& p);
+// "rd2wr1" when two full-size inputs are read per output (LogSoftmaxBackward), else "copy": the
+// bandwidth kernel a problem's speed is measured against.
+const char* BandwidthKind(const Problem& p);
+
 // Every operator, in a fixed order.
 const std::vector<const OpSpec*>& Ops();
 // By name or alias; null if none.

@@ -14,11 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "aclnnop/aclnn_cross_entropy_loss.h"
-#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
-#include "aclnnop/aclnn_logsoftmax.h"
-#include "aclnnop/aclnn_logsoftmax_backward.h"
-#include "device_tensor.h"
+#include "call.h"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -79,58 +75,32 @@ long AllocationsDuring(F&& body) {
   return g_allocations.load() - before;
 }
 
-// One planned, repeatable executor of each operator on an (n, c) problem.
+// One planned, repeatable executor of every operator of the table on an (n, c) problem with
+// every option on.
 struct Problem {
-  int64_t n, c;
-  DeviceTensor x, g, lp, out, grad_loss, target, weight, loss, zl, lse;
   struct Call {
-    const char* name;
-    aclnnStatus (*run)(void*, uint64_t, aclOpExecutor*, aclrtStream);
+    std::unique_ptr<optable::Call> call;
     aclOpExecutor* ex = nullptr;
     void* ws = nullptr;
     uint64_t ws_bytes = 0;
   };
   std::vector<Call> calls;
 
-  Problem(int64_t n_, int64_t c_)
-      : n(n_),
-        c(c_),
-        x(ACL_FLOAT, {n_, c_}),
-        g(ACL_FLOAT, {n_, c_}),
-        lp(ACL_FLOAT, {n_, c_}),
-        out(ACL_FLOAT, {n_, c_}),
-        grad_loss(ACL_FLOAT, {}),
-        target(ACL_INT64, {n_}),
-        weight(ACL_FLOAT, {c_}),
-        loss(ACL_FLOAT, {}),
-        zl(ACL_FLOAT, {}),
-        lse(ACL_FLOAT, {n_}) {
-    std::mt19937_64 rng(7);
-    x.Set(Normal(rng, n * c, 0.0, 2.0));
-    g.Set(Normal(rng, n * c, 0.0, 1.0));
-    lp.Set(Uniform(rng, n * c, -9.0, -0.1));
-    grad_loss.Set({1.0});
-    std::vector<double> t(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) t[i] = static_cast<double>((i * 7) % c);
-    target.Set(t);
-    weight.Set(Uniform(rng, c, 0.5, 2.0));
-    char mean[] = "mean";
-    Add("LogSoftmaxBackward", aclnnLogSoftmaxBackward, [&](uint64_t* ws, aclOpExecutor** ex) {
-      return aclnnLogSoftmaxBackwardGetWorkspaceSize(g.get(), lp.get(), -1, out.get(), ws, ex);
-    });
-    Add("LogSoftmax", aclnnLogSoftmax, [&](uint64_t* ws, aclOpExecutor** ex) {
-      return aclnnLogSoftmaxGetWorkspaceSize(x.get(), 1, out.get(), ws, ex);
-    });
-    Add("CrossEntropyLossGrad", aclnnCrossEntropyLossGrad, [&](uint64_t* ws, aclOpExecutor** ex) {
-      return aclnnCrossEntropyLossGradGetWorkspaceSize(grad_loss.get(), lp.get(), target.get(),
-                                                       weight.get(), nullptr, nullptr, mean, -100,
-                                                       0.1, 0.0, out.get(), ws, ex);
-    });
-    Add("CrossEntropyLoss", aclnnCrossEntropyLoss, [&](uint64_t* ws, aclOpExecutor** ex) {
-      return aclnnCrossEntropyLossGetWorkspaceSize(x.get(), target.get(), weight.get(), mean, -100,
-                                                   0.1, 1e-4, true, loss.get(), out.get(), zl.get(),
-                                                   lse.get(), ws, ex);
-    });
+  Problem(int64_t n, int64_t c) {
+    for (const optable::OpSpec* op : optable::Ops()) Add(op, n, c);
+  }
+  void Add(const optable::OpSpec* op, int64_t n, int64_t c) {
+    optable::Problem p = op->all_options(optable::DefaultProblem(op));
+    p.shape = {n, c};
+    Call call;
+    call.call = std::make_unique<optable::Call>(p);
+    call.call->FillRandom(/*keep_values=*/false);
+    ASSERT_EQ(call.call->Phase1(&call.ws_bytes, &call.ex), ACLNN_SUCCESS) << op->name;
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(call.ex), ACLNN_SUCCESS) << op->name;
+    if (call.ws_bytes > 0) {
+      ASSERT_EQ(aclrtMalloc(&call.ws, call.ws_bytes, ACL_MEM_MALLOC_HUGE_FIRST), 0);
+    }
+    calls.push_back(std::move(call));
   }
   ~Problem() {
     for (Call& call : calls) {
@@ -138,23 +108,14 @@ struct Problem {
       if (call.ws != nullptr) aclrtFree(call.ws);
     }
   }
-
-  template <typename Plan>
-  void Add(const char* name, aclnnStatus (*run)(void*, uint64_t, aclOpExecutor*, aclrtStream),
-           Plan&& plan) {
-    Call call{name, run};
-    ASSERT_EQ(plan(&call.ws_bytes, &call.ex), ACLNN_SUCCESS) << name;
-    ASSERT_EQ(aclSetAclOpExecutorRepeatable(call.ex), ACLNN_SUCCESS) << name;
-    if (call.ws_bytes > 0) {
-      ASSERT_EQ(aclrtMalloc(&call.ws, call.ws_bytes, ACL_MEM_MALLOC_HUGE_FIRST), 0);
-    }
-    calls.push_back(call);
-  }
+  // A tensor to copy into (the first one of the first operator).
+  void* data() const { return calls.front().call->tensor(0)->data(); }
 
   void RunAll(aclrtStream stream, int times) {
     for (int i = 0; i < times; ++i) {
       for (const Call& call : calls) {
-        ASSERT_EQ(call.run(call.ws, call.ws_bytes, call.ex, stream), ACLNN_SUCCESS) << call.name;
+        ASSERT_EQ(call.call->Phase2(call.ws, call.ws_bytes, call.ex, stream), ACLNN_SUCCESS)
+            << call.call->op().name;
       }
     }
   }
@@ -175,6 +136,8 @@ TEST(NoAllocation, Phase2AndSynchronize) {
   {
     Problem tiny(8, 8);        // runs inline on an idle stream
     Problem large(256, 2048);  // 2 MiB per tensor: queued to the worker, split over threads
+    ASSERT_EQ(tiny.calls.size(), optable::Ops().size());
+    ASSERT_EQ(large.calls.size(), optable::Ops().size());
     std::vector<float> host(64, 1.0f);
     // Warm-up: starts each stream's worker thread and the OpenMP pool.
     for (aclrtStream s : {stream, static_cast<aclrtStream>(nullptr)}) {
@@ -188,7 +151,7 @@ TEST(NoAllocation, Phase2AndSynchronize) {
         large.RunAll(s, 3);
         tiny.RunAll(s, 5);  // queued behind the large calls
         EXPECT_EQ(
-            aclrtMemcpyAsync(tiny.x.data(), 256, host.data(), 256, ACL_MEMCPY_HOST_TO_DEVICE, s),
+            aclrtMemcpyAsync(tiny.data(), 256, host.data(), 256, ACL_MEMCPY_HOST_TO_DEVICE, s),
             ACL_SUCCESS);
         EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
       });

@@ -6,18 +6,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
-#include "aclnnop/aclnn_cross_entropy_loss_grad.h"
-#include "aclnnop/aclnn_logsoftmax_backward.h"
-#include "check.h"
-#include "device_tensor.h"
+#include "call.h"
 #include "runtime/executor.h"
 #include "runtime/memory.h"
 
@@ -25,43 +24,39 @@ using namespace testing_support;
 
 namespace {
 
-constexpr int64_t kN = 16, kC = 257;
+constexpr int64_t kN = 16, kC = 257, kBadRow = kN / 2;
 
-// One problem: inputs shared by all, an output per call.
-struct Inputs {
-  DeviceTensor lp{ACL_FLOAT, {kN, kC}}, g{ACL_FLOAT, {kN, kC}}, grad{ACL_FLOAT, {}},
-      good{ACL_INT64, {kN}}, bad{ACL_INT64, {kN}};
-  Inputs() {
-    std::mt19937_64 rng(1);
-    lp.Set(Uniform(rng, kN * kC, -8.0, 0.0));
-    g.Set(Normal(rng, kN * kC, 0.0, 1.0));
-    grad.Set({0.5});
-    std::vector<double> t(kN), b(kN);
-    for (int64_t i = 0; i < kN; ++i) t[i] = b[i] = static_cast<double>((i * 13) % kC);
-    b[kN / 2] = kC + 5;  // out of range
-    good.Set(t);
-    bad.Set(b);
-  }
+// One kind of call: an operator of the table with every option on; "bad" ones have a class
+// index past C in row kBadRow (operators with class indices only).
+struct Kind {
+  optable::Problem problem;
+  int index_param = -1;  // the class-index parameter of a bad kind
+  bool bad = false;
+  std::vector<double> expect;  // the serial run's outputs (good kinds)
 };
 
-// Enqueues call `kind` (0: LogSoftmaxBackward, 1: CE grad, 2: CE grad with a bad target) into
-// `out` on `stream`; the workspace (freed by the caller after synchronizing) goes to *ws_out.
-int Enqueue(const Inputs& in, int kind, const DeviceTensor& out, aclrtStream stream,
-            void** ws_out) {
+// A fresh call of `kind` (its own inputs and outputs), filled from the kind's seed.
+std::unique_ptr<optable::Call> MakeCall(const Kind& kind) {
+  auto c = std::make_unique<optable::Call>(kind.problem);
+  c->FillRandom();
+  if (kind.bad) {
+    std::vector<double> t = c->inputs()[static_cast<size_t>(kind.index_param)];
+    t[kBadRow] = kC + 5;  // out of range
+    c->Set(static_cast<size_t>(kind.index_param), t);
+  }
+  return c;
+}
+
+// Enqueues `c` on `stream`; the workspace (freed by the caller after synchronizing) goes to
+// *ws_out.
+int Enqueue(optable::Call& c, aclrtStream stream, void** ws_out) {
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
   *ws_out = nullptr;
-  const int st =
-      kind == 0
-          ? aclnnLogSoftmaxBackwardGetWorkspaceSize(in.g.get(), in.lp.get(), -1, out.get(), &ws,
-                                                    &ex)
-          : aclnnCrossEntropyLossGradGetWorkspaceSize(
-                in.grad.get(), in.lp.get(), kind == 1 ? in.good.get() : in.bad.get(), nullptr,
-                nullptr, nullptr, const_cast<char*>("mean"), -100, 0.1, 0.0, out.get(), &ws, &ex);
+  const int st = c.Phase1(&ws, &ex);
   if (st != 0) return st;
   if (ws > 0 && aclrtMalloc(ws_out, ws, ACL_MEM_MALLOC_HUGE_FIRST) != 0) return -1;
-  return kind == 0 ? aclnnLogSoftmaxBackward(*ws_out, ws, ex, stream)
-                   : aclnnCrossEntropyLossGrad(*ws_out, ws, ex, stream);
+  return c.Phase2(*ws_out, ws, ex, stream);
 }
 
 }  // namespace
@@ -70,16 +65,28 @@ TEST(Stress, ManyThreadsStreamsAndCalls) {
   const int64_t executors = aclnn_cpu::LiveExecutorCount();
   const int64_t blocks = aclnn_cpu::LiveBlockCount();
   {
-    Inputs in;
+    std::vector<Kind> kinds;
+    for (const optable::OpSpec* op : optable::Ops()) {
+      Kind k;
+      k.problem = op->all_options(optable::DefaultProblem(op));
+      k.problem.shape = {kN, kC};
+      k.problem.ignore_index = -100;
+      kinds.push_back(k);
+      k.index_param = op->IndexParam(k.problem);
+      if (k.index_param >= 0) {
+        k.bad = true;
+        kinds.push_back(k);
+      }
+    }
     // Serial references.
-    std::vector<std::vector<double>> expect(2);
-    for (int kind = 0; kind < 2; ++kind) {
-      DeviceTensor out(ACL_FLOAT, {kN, kC});
+    for (Kind& k : kinds) {
+      if (k.bad) continue;
+      std::unique_ptr<optable::Call> c = MakeCall(k);
       void* ws = nullptr;
-      ASSERT_EQ(Enqueue(in, kind, out, nullptr, &ws), 0);
+      ASSERT_EQ(Enqueue(*c, nullptr, &ws), 0) << aclGetRecentErrMsg();
       ASSERT_EQ(aclrtSynchronizeStream(nullptr), 0);
       if (ws) aclrtFree(ws);
-      expect[kind] = out.Get();
+      k.expect = c->Outputs();
     }
     constexpr int kThreads = 4, kStreams = 3, kRounds = 25, kCallsPerStream = 7;
     std::atomic<int> failures{0}, calls{0}, errors_seen{0};
@@ -91,41 +98,44 @@ TEST(Stress, ManyThreadsStreamsAndCalls) {
         std::vector<aclrtStream> streams(kStreams);
         for (auto& s : streams) aclrtCreateStream(&s);
         for (int round = 0; round < kRounds; ++round) {
-          std::vector<std::unique_ptr<DeviceTensor>> outs;
-          std::vector<int> kinds, bad_on(kStreams, 0);
+          std::vector<std::unique_ptr<optable::Call>> outs;
+          std::vector<const Kind*> made;
+          std::vector<std::string> bad_param(kStreams);
           std::vector<std::vector<void*>> workspaces(kStreams);
           for (int s = 0; s < kStreams; ++s) {
             for (int k = 0; k < kCallsPerStream; ++k) {
-              const int kind = static_cast<int>(rng() % 3);
-              outs.push_back(
-                  std::make_unique<DeviceTensor>(ACL_FLOAT, std::vector<int64_t>{kN, kC}));
-              kinds.push_back(kind);
+              const Kind& kind = kinds[rng() % kinds.size()];
+              outs.push_back(MakeCall(kind));
+              made.push_back(&kind);
               void* ws = nullptr;
-              if (Enqueue(in, kind, *outs.back(), streams[s], &ws) != 0) ++failures;
+              if (Enqueue(*outs.back(), streams[s], &ws) != 0) ++failures;
               if (ws) workspaces[s].push_back(ws);
-              if (kind == 2) bad_on[s] = 1;
+              if (kind.bad) {
+                bad_param[s] = std::string(kind.problem.op->params[kind.index_param].name) + "[" +
+                               std::to_string(kBadRow) + "]";
+              }
               ++calls;
             }
           }
-          // Synchronize in a varying order; each stream reports exactly its own bad target.
+          // Synchronize in a varying order; each stream reports exactly its own bad index.
           std::vector<int> order(kStreams);
           for (int s = 0; s < kStreams; ++s) order[s] = s;
           std::shuffle(order.begin(), order.end(), rng);
           for (int s : order) {
             const int st = aclrtSynchronizeStream(streams[s]);
             for (void* w : workspaces[s]) aclrtFree(w);
-            const bool ok = bad_on[s] ? st == ACL_ERROR_INVALID_PARAM : st == 0;
+            const bool ok = !bad_param[s].empty() ? st == ACL_ERROR_INVALID_PARAM : st == 0;
             if (!ok) ++failures;
             if (st != 0) {
               ++errors_seen;
               const char* m = aclGetRecentErrMsg();
-              if (m == nullptr || std::strstr(m, "target[8]") == nullptr) ++failures;
+              if (m == nullptr || std::strstr(m, bad_param[s].c_str()) == nullptr) ++failures;
             }
           }
           for (size_t i = 0; i < outs.size(); ++i) {
-            if (kinds[i] == 2) {
-              if (!outs[i]->Untouched()) ++failures;  // a failed call writes nothing
-            } else if (outs[i]->Get() != expect[kinds[i]]) {
+            if (made[i]->bad) {
+              if (!outs[i]->OutputsUntouched()) ++failures;  // a failed call writes nothing
+            } else if (outs[i]->Outputs() != made[i]->expect) {
               ++failures;
             }
           }
@@ -137,9 +147,9 @@ TEST(Stress, ManyThreadsStreamsAndCalls) {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
-        "stress: %d host threads x %d streams, %d calls, %d stream errors reported, "
-        "%.2f s\n",
-        kThreads, kStreams, calls.load(), errors_seen.load(), secs);
+        "stress: %d host threads x %d streams, %d calls of %zu kinds, %d stream errors "
+        "reported, %.2f s\n",
+        kThreads, kStreams, calls.load(), kinds.size(), errors_seen.load(), secs);
     EXPECT_EQ(failures.load(), 0);
     EXPECT_GT(errors_seen.load(), 0);
   }
