@@ -170,17 +170,11 @@ HWY_AFTER_NAMESPACE();
 
 namespace aclnn_cpu {
 
-#define ACLNN_FLOAT_TYPE(S, E, T) \
-  HWY_EXPORT(Sum_##S);            \
-  HWY_EXPORT(LsmBwd_##S);         \
-  HWY_EXPORT(Max_##S);            \
-  HWY_EXPORT(SumExp_##S);         \
-  HWY_EXPORT(LsmFwd_##S);         \
-  HWY_EXPORT(CeGrad_##S);         \
-  HWY_EXPORT(Dot_##S);            \
-  HWY_EXPORT(LsmBwdCols_##S);
+#define ACLNN_EXPORT_KERNEL(member, Prefix, S) HWY_EXPORT(Prefix##_##S);
+#define ACLNN_FLOAT_TYPE(S, E, T) ACLNN_ROW_KERNELS(ACLNN_EXPORT_KERNEL, S)
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
+#undef ACLNN_EXPORT_KERNEL
 
 void FlushStreamingStores() { hwy::FlushStream(); }
 
@@ -191,20 +185,15 @@ double LogSumExpShifted(double rest, double count_at_max) {
 RowKernels GetRowKernels(aclDataType t) {
   InitDispatch();
   RowKernels k;
-#define ACLNN_FLOAT_TYPE(S, E, T)                           \
-  if (t == E) {                                             \
-    k.dtype = #S;                                           \
-    k.sum = ACLNN_DYNAMIC_POINTER(Sum_##S);                 \
-    k.lsm_bwd = ACLNN_DYNAMIC_POINTER(LsmBwd_##S);          \
-    k.max = ACLNN_DYNAMIC_POINTER(Max_##S);                 \
-    k.sum_exp = ACLNN_DYNAMIC_POINTER(SumExp_##S);          \
-    k.lsm_fwd = ACLNN_DYNAMIC_POINTER(LsmFwd_##S);          \
-    k.ce_grad = ACLNN_DYNAMIC_POINTER(CeGrad_##S);          \
-    k.dot = ACLNN_DYNAMIC_POINTER(Dot_##S);                 \
-    k.lsm_bwd_cols = ACLNN_DYNAMIC_POINTER(LsmBwdCols_##S); \
+#define ACLNN_SET_KERNEL(member, Prefix, S) k.member = ACLNN_DYNAMIC_POINTER(Prefix##_##S);
+#define ACLNN_FLOAT_TYPE(S, E, T)          \
+  if (t == E) {                            \
+    k.dtype = #S;                          \
+    ACLNN_ROW_KERNELS(ACLNN_SET_KERNEL, S) \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
+#undef ACLNN_SET_KERNEL
   return k;
 }
 

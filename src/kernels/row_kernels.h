@@ -57,6 +57,20 @@ struct RowKernels {
                        size_t sy, size_t so) = nullptr;
 };
 
+// The kernel list: X(member of RowKernels, entry-point prefix, extra) for every row kernel.
+// It drives the exports and GetRowKernels (row_kernels.cc) and the kernel tests
+// (tests/kernels/row_kernels_test.cc, which must define a check for each); a new kernel is a
+// member above, its Prefix_<dtype> entry points and a line here.
+#define ACLNN_ROW_KERNELS(X, extra) \
+  X(sum, Sum, extra)                \
+  X(lsm_bwd, LsmBwd, extra)         \
+  X(max, Max, extra)                \
+  X(sum_exp, SumExp, extra)         \
+  X(lsm_fwd, LsmFwd, extra)         \
+  X(ce_grad, CeGrad, extra)         \
+  X(dot, Dot, extra)                \
+  X(lsm_bwd_cols, LsmBwdCols, extra)
+
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16 or BF16) on the current target.
 RowKernels GetRowKernels(aclDataType t);
 

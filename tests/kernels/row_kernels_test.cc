@@ -1,0 +1,299 @@
+// Every row kernel on its own (XNNPACK-style), for every dtype it is compiled for and every
+// Highway target this CPU runs: lengths around every vector width (0, 1, W-1, W, W+1, 2W+3 for
+// W = 4, 8, 16) and around the 512-element summation block, pointers misaligned by one element,
+// streaming stores on and off; against a double-precision result computed here from each
+// kernel's contract (row_kernels.h), with error bounds derived from its f32 arithmetic, and the
+// memory right after every output checked untouched. The kernel list (ACLNN_ROW_KERNELS) drives
+// this file: a kernel without a Check_<member> below does not compile.
+#include "kernels/row_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "device_tensor.h"
+#include "reference.h"
+#include "tolerance.h"
+
+using aclnn_cpu::RowKernels;
+using testing_support::ForEachTarget;
+using tolerance::kEps32;
+
+namespace {
+
+constexpr size_t kLengths[] = {0,  1,  2,  3,  4,  5,  7,  8,   9,   11, 15,
+                               16, 17, 19, 31, 32, 33, 35, 511, 512, 513};
+constexpr aclDataType kDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+// Summation: f32 partials over blocks of at most 512 elements (plus the lane reduction).
+constexpr double kSumTerms = 512 + 16;
+constexpr unsigned char kCanary = 0xA5;
+constexpr size_t kTail = 64;  // canary bytes after every buffer's elements
+
+// n elements of dtype t at an address misaligned by `misalign` elements from 64 bytes, followed
+// by canaries.
+class Buf {
+ public:
+  Buf(aclDataType t, size_t n, size_t misalign)
+      : t_(t), n_(n), esz_(static_cast<size_t>(testing_support::DtypeBytes(t))) {
+    raw_.assign(64 + (misalign + n) * esz_ + kTail, kCanary);
+    const auto base = reinterpret_cast<uintptr_t>(raw_.data());
+    p_ = raw_.data() + ((64 - base % 64) % 64) + misalign * esz_;
+  }
+  void* p() { return p_; }
+  // Stores v rounded to the dtype; returns the stored values.
+  std::vector<double> Set(const std::vector<double>& v) {
+    std::vector<double> r(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      r[i] = ref::RoundTo(t_, v[i]);
+      const uint64_t bits = ref::Encode(t_, r[i]);
+      std::memcpy(p_ + i * esz_, &bits, esz_);
+    }
+    return r;
+  }
+  std::vector<double> Get(size_t n) const {
+    std::vector<double> r(n);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t bits = 0;
+      std::memcpy(&bits, p_ + i * esz_, esz_);
+      r[i] = ref::Decode(t_, bits);
+    }
+    return r;
+  }
+  bool TailIntact() const {
+    for (size_t b = 0; b < kTail; ++b) {
+      if (p_[n_ * esz_ + b] != kCanary) return false;
+    }
+    return true;
+  }
+
+ private:
+  aclDataType t_;
+  size_t n_, esz_;
+  std::vector<unsigned char> raw_;
+  unsigned char* p_;
+};
+
+struct Case {
+  const RowKernels& k;
+  aclDataType dt;
+  size_t n, misalign;
+  bool stream;
+  std::mt19937_64& rng;
+  std::vector<double> Uniform(size_t n, double lo, double hi) const {
+    return testing_support::Uniform(rng, static_cast<int64_t>(n), lo, hi);
+  }
+};
+
+::testing::AssertionResult Near(double got, double want, double bound) {
+  if (got == want || std::fabs(got - want) <= bound || (std::isnan(got) && std::isnan(want))) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "got " << got << ", want " << want << " +- " << bound;
+}
+
+// An elementwise output in dt: computed in f32 within `bound`, then rounded once to dt.
+::testing::AssertionResult Elementwise(const Buf& out, const std::vector<double>& want,
+                                       const std::vector<double>& bound, aclDataType dt) {
+  if (!out.TailIntact()) return ::testing::AssertionFailure() << "wrote past the row";
+  const std::string f =
+      tolerance::Compare(out.Get(want.size()), want, bound, ACL_FLOAT, dt, nullptr);
+  if (f.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << f;
+}
+
+double SumAbs(const std::vector<double>& v) {
+  double s = 0;
+  for (double e : v) s += std::fabs(e);
+  return s;
+}
+
+::testing::AssertionResult Check_sum(const Case& c) {
+  Buf x(c.dt, c.n, c.misalign);
+  const std::vector<double> v = x.Set(c.Uniform(c.n, -2.0, 2.0));
+  double want = 0;
+  for (double e : v) want += e;
+  return Near(c.k.sum(x.p(), c.n), want, kSumTerms * kEps32 * SumAbs(v));
+}
+
+::testing::AssertionResult Check_max(const Case& c) {
+  Buf x(c.dt, c.n, c.misalign);
+  const std::vector<double> v = x.Set(c.Uniform(c.n, -50.0, 50.0));
+  double want = -HUGE_VAL;
+  for (double e : v) want = std::max(want, e);
+  return Near(c.k.max(x.p(), c.n), want, 0.0);
+}
+
+::testing::AssertionResult Check_sum_exp(const Case& c) {
+  Buf x(c.dt, c.n, c.misalign);
+  std::vector<double> v = c.Uniform(c.n, -12.0, 3.0);
+  if (c.n > 2) v[c.n / 2] = v[c.n - 1] = 3.0;  // two elements at the maximum
+  v = x.Set(v);
+  double m = c.n > 2 ? 3.0 : 0.0;
+  for (double e : v) m = std::max(m, e);
+  double want = 0, count = 0, bound = 0;
+  for (double e : v) {
+    if (e == m) {
+      count += 1;
+      continue;
+    }
+    const double t = std::exp(e - m);
+    want += t;
+    // exp within 2 ulp (2^-22 relative), x - m rounded in f32, then the blocked sum.
+    bound += t * (4 * kEps32 + std::fabs(e - m) * kEps32 + kSumTerms * kEps32);
+  }
+  double k = -1;
+  const double got = c.k.sum_exp(x.p(), c.n, static_cast<float>(m), &k);
+  if (k != count) return ::testing::AssertionFailure() << "count " << k << ", want " << count;
+  return Near(got, want, bound);
+}
+
+::testing::AssertionResult Check_lsm_bwd(const Case& c) {
+  Buf g(c.dt, c.n, c.misalign), y(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign);
+  const std::vector<double> gv = g.Set(c.Uniform(c.n, -1.0, 1.0));
+  const std::vector<double> yv = y.Set(c.Uniform(c.n, -12.0, 0.0));
+  const double s = 0.7;
+  std::vector<double> want(c.n), bound(c.n);
+  for (size_t i = 0; i < c.n; ++i) {
+    const double e = std::exp(yv[i]) * s;
+    want[i] = gv[i] - e;
+    bound[i] = 5 * kEps32 * (std::fabs(gv[i]) + e);  // exp, then one fused multiply-add
+  }
+  c.k.lsm_bwd(g.p(), y.p(), static_cast<float>(s), out.p(), c.n, c.stream);
+  aclnn_cpu::FlushStreamingStores();
+  return Elementwise(out, want, bound, c.dt);
+}
+
+::testing::AssertionResult Check_lsm_fwd(const Case& c) {
+  Buf x(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign);
+  const std::vector<double> xv = x.Set(c.Uniform(c.n, -5.0, 5.0));
+  const double m = 3.5, l = 1.25;
+  std::vector<double> want(c.n), bound(c.n);
+  for (size_t i = 0; i < c.n; ++i) {
+    want[i] = (xv[i] - m) - l;
+    bound[i] = kEps32 * (std::fabs(xv[i] - m) + std::fabs(want[i]));  // two f32 subtractions
+  }
+  c.k.lsm_fwd(x.p(), static_cast<float>(m), static_cast<float>(l), out.p(), c.n, c.stream);
+  aclnn_cpu::FlushStreamingStores();
+  return Elementwise(out, want, bound, c.dt);
+}
+
+::testing::AssertionResult Check_ce_grad(const Case& c) {
+  for (bool weighted : {false, true}) {
+    Buf lp(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign), w(ACL_FLOAT, c.n, c.misalign);
+    const std::vector<double> lv = lp.Set(c.Uniform(c.n, -12.0, 0.0));
+    const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
+    const double a = 0.8, b = 0.01;
+    std::vector<double> want(c.n), bound(c.n);
+    for (size_t i = 0; i < c.n; ++i) {
+      const double p = std::exp(lv[i]) * a, q = b * (weighted ? wv[i] : 1.0);
+      want[i] = p - q;
+      bound[i] = 5 * kEps32 * (p + q);  // exp, a product, then one fused multiply-add
+    }
+    c.k.ce_grad(lp.p(), out.p(), c.n, static_cast<float>(a), static_cast<float>(b),
+                weighted ? static_cast<const float*>(w.p()) : nullptr, c.stream);
+    aclnn_cpu::FlushStreamingStores();
+    ::testing::AssertionResult r = Elementwise(out, want, bound, c.dt);
+    if (!r) return r << (weighted ? " (weighted)" : " (no weight)");
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult Check_dot(const Case& c) {
+  for (bool weighted : {false, true}) {
+    Buf x(c.dt, c.n, c.misalign), w(ACL_FLOAT, c.n, c.misalign);
+    const std::vector<double> xv = x.Set(c.Uniform(c.n, -5.0, 5.0));
+    const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
+    const double m = 2.0;
+    double want = 0, mag = 0;
+    for (size_t i = 0; i < c.n; ++i) {
+      const double t = (xv[i] - m) * (weighted ? wv[i] : 1.0);
+      want += t;
+      mag += std::fabs(t);
+    }
+    const double got = c.k.dot(x.p(), weighted ? static_cast<const float*>(w.p()) : nullptr, c.n,
+                               static_cast<float>(m));
+    ::testing::AssertionResult r = Near(got, want, (kSumTerms + 2) * kEps32 * mag);
+    if (!r) return r << (weighted ? " (weighted)" : " (no weight)");
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// n rows of a few columns (strides with a gap), the column sums over the rows.
+::testing::AssertionResult Check_lsm_bwd_cols(const Case& c) {
+  for (size_t cols : {size_t{1}, size_t{5}, size_t{17}}) {
+    const size_t stride = cols + 3, total = c.n * stride;
+    Buf g(c.dt, total, c.misalign), y(c.dt, total, c.misalign), out(c.dt, total, c.misalign);
+    const std::vector<double> gv = g.Set(c.Uniform(total, -1.0, 1.0));
+    const std::vector<double> yv = y.Set(c.Uniform(total, -8.0, 0.0));
+    const std::vector<double> before = out.Get(total);
+    c.k.lsm_bwd_cols(g.p(), y.p(), out.p(), c.n, cols, stride, stride, stride);
+    const std::vector<double> got = out.Get(total);
+    std::vector<double> want, bound, got_view;
+    for (size_t j = 0; j < cols; ++j) {
+      double s = 0, mag = 0;
+      for (size_t r = 0; r < c.n; ++r) {
+        s += gv[r * stride + j];
+        mag += std::fabs(gv[r * stride + j]);
+      }
+      for (size_t r = 0; r < c.n; ++r) {
+        const double e = std::exp(yv[r * stride + j]);
+        want.push_back(gv[r * stride + j] - e * s);
+        got_view.push_back(got[r * stride + j]);
+        bound.push_back(5 * kEps32 * (std::fabs(gv[r * stride + j]) + e * std::fabs(s)) +
+                        e * (256 + 16 + 1) * kEps32 * mag);  // the column sum's error
+      }
+    }
+    for (size_t r = 0; r < c.n; ++r) {  // the gaps between the columns stay untouched
+      for (size_t j = cols; j < stride; ++j) {
+        const size_t i = r * stride + j;
+        if (std::memcmp(&got[i], &before[i], sizeof(double)) != 0) {
+          return ::testing::AssertionFailure() << "wrote the gap at row " << r;
+        }
+      }
+    }
+    if (!out.TailIntact()) return ::testing::AssertionFailure() << "wrote past the tile";
+    const std::string f = tolerance::Compare(got_view, want, bound, ACL_FLOAT, c.dt, nullptr);
+    if (!f.empty()) return ::testing::AssertionFailure() << f << " (" << cols << " columns)";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs `check` for every target, dtype, length, misalignment and streaming flag; returns the
+// number of cases.
+int RunEverywhere(const char* name, ::testing::AssertionResult (*check)(const Case&)) {
+  int cases = 0;
+  std::mt19937_64 rng(42);
+  ForEachTarget([&](const std::string& target) {
+    for (aclDataType dt : kDtypes) {
+      const RowKernels k = aclnn_cpu::GetRowKernels(dt);
+      for (size_t n : kLengths) {
+        for (size_t misalign : {0, 1}) {
+          for (bool stream : {false, true}) {
+            const Case c{k, dt, n, misalign, stream, rng};
+            EXPECT_TRUE(check(c)) << name << " on " << target << ", " << k.dtype << ", n " << n
+                                  << ", misaligned by " << misalign << ", stream " << stream;
+            ++cases;
+          }
+        }
+      }
+    }
+  });
+  return cases;
+}
+
+}  // namespace
+
+// One test per kernel of the list.
+#define ACLNN_KERNEL_TEST(member, Prefix, unused)             \
+  TEST(RowKernels, member) {                                  \
+    const int cases = RunEverywhere(#member, Check_##member); \
+    std::printf("row kernel %s: %d cases\n", #member, cases); \
+    EXPECT_GT(cases, 0);                                      \
+  }
+ACLNN_ROW_KERNELS(ACLNN_KERNEL_TEST, _)
+#undef ACLNN_KERNEL_TEST
