@@ -42,7 +42,7 @@ bool Tiny(const optable::Problem& p) {
 std::vector<optable::Problem> Problems() {
   std::vector<optable::Problem> v;
   for (const optable::OpSpec* op : optable::Ops()) {
-    for (const optable::Problem& p : op->bench_problems()) v.push_back(p);
+    for (const optable::Problem& p : op->bench_problems(op)) v.push_back(p);
   }
   return v;
 }

@@ -21,14 +21,20 @@ const std::map<std::string, const optable::OpSpec*>& OpNames() {
   return m;
 }
 
-const std::map<std::string, aclDataType>& FloatDtypes() {
-  static const std::map<std::string, aclDataType> m = {
-      {"f32", ACL_FLOAT}, {"f16", ACL_FLOAT16}, {"bf16", ACL_BF16}, {"f64", ACL_DOUBLE}};
+// The table's dtype names, floating (for --dtype) or not (class indices, --target-dtype).
+std::map<std::string, aclDataType> DtypesNamed(bool floating) {
+  std::map<std::string, aclDataType> m;
+  for (const optable::DtypeNameEntry& e : optable::DtypeNames()) {
+    if (e.floating == floating) m[e.name] = e.dtype;
+  }
   return m;
 }
-
+const std::map<std::string, aclDataType>& FloatDtypes() {
+  static const std::map<std::string, aclDataType> m = DtypesNamed(true);
+  return m;
+}
 const std::map<std::string, aclDataType>& TargetDtypes() {
-  static const std::map<std::string, aclDataType> m = {{"s64", ACL_INT64}, {"s32", ACL_INT32}};
+  static const std::map<std::string, aclDataType> m = DtypesNamed(false);
   return m;
 }
 

@@ -142,16 +142,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tensors[i] = bufs[i]->t;
   }
   std::string reduction = p.reduction;
-  optable::CallArgs args;
-  args.tensors = tensors.data();
-  args.dim = p.dim;
-  args.reduction = &reduction[0];
-  args.ignore_index = p.ignore_index;
-  args.label_smoothing = p.label_smoothing;
-  args.zloss = p.zloss;
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
-  const int st = Run(op.phase1(args, &ws, &ex), ws, ex, op.phase2);
+  const int st = Run(op.phase1(p.Args(tensors.data(), &reduction[0]), &ws, &ex), ws, ex, op.phase2);
   for (size_t i = 0; i < decls.size(); ++i) {
     if (bufs[i] && op.params[i].role == optable::Role::kOutput && !bufs[i]->CanariesOk(st != 0)) {
       std::abort();

@@ -47,14 +47,7 @@ void Call::Set(size_t i, const std::vector<double>& v) {
 int Call::Phase1(uint64_t* workspace_size, aclOpExecutor** executor) {
   std::vector<aclTensor*> t(size(), nullptr);
   for (size_t i = 0; i < size(); ++i) t[i] = tensor(i) ? tensor(i)->get() : nullptr;
-  CallArgs a;
-  a.tensors = t.data();
-  a.dim = p_.dim;
-  a.reduction = &reduction_[0];
-  a.ignore_index = p_.ignore_index;
-  a.label_smoothing = p_.label_smoothing;
-  a.zloss = p_.zloss;
-  return p_.op->phase1(a, workspace_size, executor);
+  return p_.op->phase1(p_.Args(t.data(), &reduction_[0]), workspace_size, executor);
 }
 
 aclnnStatus Call::Phase2(void* workspace, uint64_t size, aclOpExecutor* executor,
@@ -62,33 +55,9 @@ aclnnStatus Call::Phase2(void* workspace, uint64_t size, aclOpExecutor* executor
   return p_.op->phase2(workspace, size, executor, stream);
 }
 
-namespace {
-std::string TakeMessage() {
-  const char* m = aclGetRecentErrMsg();
-  return m ? std::string(m) : std::string();
-}
-}  // namespace
-
 RunResult Call::Run(aclrtStream stream) {
-  RunResult r;
-  aclOpExecutor* ex = nullptr;
-  int st = Phase1(&r.workspace, &ex);
-  if (st != 0) return RunResult{st, 1, r.workspace, TakeMessage()};
-  void* ws = nullptr;
-  if (r.workspace > 0 && aclrtMalloc(&ws, r.workspace, ACL_MEM_MALLOC_HUGE_FIRST) != 0) {
-    aclDestroyAclOpExecutor(ex);
-    return RunResult{-1, 2, r.workspace, "workspace allocation failed"};
-  }
-  st = Phase2(ws, r.workspace, ex, stream);
-  if (st != 0) {
-    if (ws) aclrtFree(ws);
-    return RunResult{st, 2, r.workspace, TakeMessage()};
-  }
-  st = aclrtSynchronizeStream(stream);
-  r.message = TakeMessage();
-  if (ws) aclrtFree(ws);
-  if (st != 0) return RunResult{st, 3, r.workspace, r.message};
-  return r;
+  return testing_support::RunOp([this](uint64_t* ws, aclOpExecutor** ex) { return Phase1(ws, ex); },
+                                p_.op->phase2, stream);
 }
 
 std::vector<Verdict> Call::Check() const {

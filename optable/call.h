@@ -11,6 +11,7 @@
 
 #include "device_tensor.h"
 #include "op_table.h"
+#include "run_op.h"
 #include "tolerance.h"
 
 namespace optable {
@@ -23,12 +24,8 @@ struct Verdict {
   aclDataType dtype;
 };
 
-struct RunResult {
-  int status = 0;  // the first non-success code
-  int step = 0;    // 1: phase 1, 2: phase 2 (or its workspace), 3: synchronize; 0: success
-  uint64_t workspace = 0;
-  std::string message;  // aclGetRecentErrMsg() after the failing step
-};
+// status, failed_step, workspace and message of one run (run_op.h).
+using RunResult = testing_support::OpResult;
 
 class Call {
  public:

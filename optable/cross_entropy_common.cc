@@ -7,11 +7,15 @@
 namespace optable {
 namespace ce {
 
+namespace {
+
 std::vector<Attr> Attrs() {
   return {Attr::kReduction,      Attr::kWeight, Attr::kIgnoreIndex,
           Attr::kLabelSmoothing, Attr::kZloss,  Attr::kTargetDtype};
 }
 std::vector<aclDataType> Dtypes() { return {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}; }
+
+}  // namespace
 
 std::vector<int64_t> LossShape(const Problem& p) {
   return p.reduction == "none" ? std::vector<int64_t>{p.shape[0]} : std::vector<int64_t>{};
@@ -47,6 +51,9 @@ ref::CrossEntropyArgs RefArgs(const Problem& p, const std::vector<double>& targe
   return a;
 }
 
+namespace {
+
+// Weight, label smoothing 0.1 and z-loss 1e-3.
 Problem AllOptions(Problem p) {
   p.weight = true;
   p.label_smoothing = 0.1;
@@ -54,6 +61,7 @@ Problem AllOptions(Problem p) {
   return p;
 }
 
+// The speed issue's shapes and option sets.
 std::vector<Problem> BenchProblems(const OpSpec* op) {
   std::vector<Problem> v;
   auto add = [&](std::vector<int64_t> shape, aclDataType t, bool weight, double ls, double z) {
@@ -74,6 +82,17 @@ std::vector<Problem> BenchProblems(const OpSpec* op) {
   add({1, 262144}, ACL_FLOAT, false, 0.0, 0.0);
   add({8, 8}, ACL_FLOAT, false, 0.0, 0.0);
   return v;
+}
+
+}  // namespace
+
+OpSpec MakeSpec(const char* name, const char* alias, const char* api, std::vector<Param> params,
+                decltype(OpSpec::declare) declare, decltype(OpSpec::fill) fill,
+                decltype(OpSpec::phase1) phase1, decltype(OpSpec::phase2) phase2,
+                decltype(OpSpec::reference) reference) {
+  return OpSpec{name,   alias,     api,        std::move(params), Attrs(), Dtypes(),
+                2,      2,         "NxC",      declare,           fill,    phase1,
+                phase2, reference, AllOptions, BenchProblems};
 }
 
 }  // namespace ce

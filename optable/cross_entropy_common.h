@@ -11,11 +11,6 @@
 namespace optable {
 namespace ce {
 
-// The attributes of both operators and the dtypes they take (functions, not globals: the
-// entries are initialized from them before main).
-std::vector<Attr> Attrs();
-std::vector<aclDataType> Dtypes();
-
 // Shape of a loss-like tensor: (N,) for reduction "none", 0-d otherwise.
 std::vector<int64_t> LossShape(const Problem& p);
 // Classes uniform in [0, C); one row in seven gets ignore_index.
@@ -25,10 +20,12 @@ std::vector<double> Weights(const Problem& p, std::mt19937_64& rng);
 // The reference's arguments for the problem and its target (and weight, empty without).
 ref::CrossEntropyArgs RefArgs(const Problem& p, const std::vector<double>& target,
                               const std::vector<double>& weight);
-// Weight, label smoothing 0.1 and z-loss 1e-3.
-Problem AllOptions(Problem p);
-// The benchmarked problems of `op` (the speed issue's shapes and option sets).
-std::vector<Problem> BenchProblems(const OpSpec* op);
+// A cross-entropy entry: the given names, parameters and functions, and what both share
+// (attributes, dtypes, 2-d NxC problems, every option on, the benchmarked problems).
+OpSpec MakeSpec(const char* name, const char* alias, const char* api, std::vector<Param> params,
+                decltype(OpSpec::declare) declare, decltype(OpSpec::fill) fill,
+                decltype(OpSpec::phase1) phase1, decltype(OpSpec::phase2) phase2,
+                decltype(OpSpec::reference) reference);
 
 }  // namespace ce
 }  // namespace optable

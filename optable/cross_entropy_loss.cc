@@ -6,8 +6,6 @@
 
 namespace optable {
 
-extern const OpSpec kCrossEntropyLoss;
-
 namespace {
 
 enum { kInput, kTarget, kWeight, kLossOut, kLogProbOut, kZlossOut, kLseOut };
@@ -45,33 +43,17 @@ std::vector<Expected> Reference(const Problem& p, const Values& in) {
   return v;
 }
 
-std::vector<Problem> Bench() { return ce::BenchProblems(&kCrossEntropyLoss); }
-
 }  // namespace
 
-const OpSpec kCrossEntropyLoss = {
-    "cross_entropy_loss",
-    "ce",
-    "aclnnCrossEntropyLoss",
-    {{"input", Role::kInput, false},
-     {"target", Role::kInput, false},
+extern const OpSpec kCrossEntropyLoss;  // external linkage (op_table.cc lists it)
+// clang-format off
+const OpSpec kCrossEntropyLoss = ce::MakeSpec(
+    "cross_entropy_loss", "ce", "aclnnCrossEntropyLoss",
+    {{"input", Role::kInput, false}, {"target", Role::kInput, false},
      {"weightOptional", Role::kInput, true},
-     {"lossOut", Role::kOutput, false},
-     {"logProbOut", Role::kOutput, false},
-     {"zlossOut", Role::kOutput, false},
-     {"lseForZlossOut", Role::kOutput, false}},
-    ce::Attrs(),
-    ce::Dtypes(),
-    2,
-    2,
-    "NxC",
-    Declare,
-    Fill,
-    Phase1,
-    aclnnCrossEntropyLoss,
-    Reference,
-    ce::AllOptions,
-    Bench,
-};
+     {"lossOut", Role::kOutput, false}, {"logProbOut", Role::kOutput, false},
+     {"zlossOut", Role::kOutput, false}, {"lseForZlossOut", Role::kOutput, false}},
+    Declare, Fill, Phase1, aclnnCrossEntropyLoss, Reference);
+// clang-format on
 
 }  // namespace optable

@@ -6,8 +6,6 @@
 
 namespace optable {
 
-extern const OpSpec kCrossEntropyLossGrad;
-
 namespace {
 
 using testing_support::Uniform;
@@ -53,33 +51,17 @@ std::vector<Expected> Reference(const Problem& p, const Values& in) {
            tolerance::CrossEntropyLossGradBound(a, lp, g, in[kGradZloss], in[kLse]), p.dtype}};
 }
 
-std::vector<Problem> Bench() { return ce::BenchProblems(&kCrossEntropyLossGrad); }
-
 }  // namespace
 
-const OpSpec kCrossEntropyLossGrad = {
-    "cross_entropy_loss_grad",
-    "ce_grad",
-    "aclnnCrossEntropyLossGrad",
-    {{"gradLoss", Role::kInput, false},
-     {"logProb", Role::kInput, false},
-     {"target", Role::kInput, false},
-     {"weightOptional", Role::kInput, true},
-     {"gradZlossOptional", Role::kInput, true},
-     {"lseForZlossOptional", Role::kInput, true},
+extern const OpSpec kCrossEntropyLossGrad;  // external linkage (op_table.cc lists it)
+// clang-format off
+const OpSpec kCrossEntropyLossGrad = ce::MakeSpec(
+    "cross_entropy_loss_grad", "ce_grad", "aclnnCrossEntropyLossGrad",
+    {{"gradLoss", Role::kInput, false}, {"logProb", Role::kInput, false},
+     {"target", Role::kInput, false}, {"weightOptional", Role::kInput, true},
+     {"gradZlossOptional", Role::kInput, true}, {"lseForZlossOptional", Role::kInput, true},
      {"out", Role::kOutput, false}},
-    ce::Attrs(),
-    ce::Dtypes(),
-    2,
-    2,
-    "NxC",
-    Declare,
-    Fill,
-    Phase1,
-    aclnnCrossEntropyLossGrad,
-    Reference,
-    ce::AllOptions,
-    Bench,
-};
+    Declare, Fill, Phase1, aclnnCrossEntropyLossGrad, Reference);
+// clang-format on
 
 }  // namespace optable

@@ -6,8 +6,6 @@
 
 namespace optable {
 
-extern const OpSpec kLogSoftmax;
-
 namespace {
 
 enum { kSelf, kOut };
@@ -37,31 +35,21 @@ std::vector<Expected> Reference(const Problem& p, const Values& in) {
 
 Problem AllOptions(Problem p) { return p; }
 
-std::vector<Problem> Bench() {
-  Problem p = DefaultProblem(&kLogSoftmax);
+std::vector<Problem> Bench(const OpSpec* self) {
+  Problem p = DefaultProblem(self);
   p.shape = {4096, 32000};
   return {p};
 }
 
 }  // namespace
 
+extern const OpSpec kLogSoftmax;  // external linkage (op_table.cc lists it)
+// clang-format off
 const OpSpec kLogSoftmax = {
-    "log_softmax",
-    "lsm",
-    "aclnnLogSoftmax",
+    "log_softmax", "lsm", "aclnnLogSoftmax",
     {{"self", Role::kInput, false}, {"out", Role::kOutput, false}},
-    {Attr::kOutDtype, Attr::kDim},
-    {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE},
-    0,
-    8,
-    "",
-    Declare,
-    Fill,
-    Phase1,
-    aclnnLogSoftmax,
-    Reference,
-    AllOptions,
-    Bench,
-};
+    {Attr::kOutDtype, Attr::kDim}, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE},
+    /*ranks*/ 0, 8, "", Declare, Fill, Phase1, aclnnLogSoftmax, Reference, AllOptions, Bench};
+// clang-format on
 
 }  // namespace optable

@@ -6,8 +6,6 @@
 
 namespace optable {
 
-extern const OpSpec kLogSoftmaxBackward;
-
 namespace {
 
 using testing_support::Normal;
@@ -38,10 +36,10 @@ std::vector<Expected> Reference(const Problem& p, const Values& in) {
 
 Problem AllOptions(Problem p) { return p; }
 
-std::vector<Problem> Bench() {
+std::vector<Problem> Bench(const OpSpec* self) {
   std::vector<Problem> v;
   auto add = [&](std::vector<int64_t> shape, aclDataType t, int64_t dim) {
-    Problem p = DefaultProblem(&kLogSoftmaxBackward);
+    Problem p = DefaultProblem(self);
     p.shape = std::move(shape);
     p.dtype = t;
     p.dim = dim;
@@ -56,25 +54,14 @@ std::vector<Problem> Bench() {
 
 }  // namespace
 
+extern const OpSpec kLogSoftmaxBackward;  // external linkage (op_table.cc lists it)
+// clang-format off
 const OpSpec kLogSoftmaxBackward = {
-    "log_softmax_backward",
-    "lsm_bwd",
-    "aclnnLogSoftmaxBackward",
-    {{"gradOutput", Role::kInput, false},
-     {"output", Role::kInput, false},
+    "log_softmax_backward", "lsm_bwd", "aclnnLogSoftmaxBackward",
+    {{"gradOutput", Role::kInput, false}, {"output", Role::kInput, false},
      {"out", Role::kOutput, false}},
-    {Attr::kOutDtype, Attr::kDim},
-    {ACL_FLOAT, ACL_FLOAT16, ACL_BF16},
-    0,
-    8,
-    "",
-    Declare,
-    Fill,
-    Phase1,
-    aclnnLogSoftmaxBackward,
-    Reference,
-    AllOptions,
-    Bench,
-};
+    {Attr::kOutDtype, Attr::kDim}, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, /*ranks*/ 0, 8, "",
+    Declare, Fill, Phase1, aclnnLogSoftmaxBackward, Reference, AllOptions, Bench};
+// clang-format on
 
 }  // namespace optable

@@ -92,23 +92,18 @@ std::string Text(const T& v) {
 const char* AttrFlag(Attr a) { return NameOf(a).flag; }
 const char* AttrKey(Attr a) { return NameOf(a).key; }
 
+const std::vector<DtypeNameEntry>& DtypeNames() {
+  static const std::vector<DtypeNameEntry> names = {
+      {"f32", ACL_FLOAT, true},  {"f16", ACL_FLOAT16, true}, {"bf16", ACL_BF16, true},
+      {"f64", ACL_DOUBLE, true}, {"s64", ACL_INT64, false},  {"s32", ACL_INT32, false}};
+  return names;
+}
+
 const char* DtypeShortName(aclDataType t) {
-  switch (t) {
-    case ACL_FLOAT:
-      return "f32";
-    case ACL_FLOAT16:
-      return "f16";
-    case ACL_BF16:
-      return "bf16";
-    case ACL_DOUBLE:
-      return "f64";
-    case ACL_INT64:
-      return "s64";
-    case ACL_INT32:
-      return "s32";
-    default:
-      return "?";
+  for (const DtypeNameEntry& e : DtypeNames()) {
+    if (e.dtype == t) return e.name;
   }
+  return "?";
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
@@ -164,6 +159,10 @@ std::string Problem::ToString() const {
   }
   if (seed != 1) s += " --seed=" + std::to_string(seed);
   return s;
+}
+
+CallArgs Problem::Args(aclTensor* const* tensors, char* reduction_copy) const {
+  return CallArgs{tensors, dim, reduction_copy, ignore_index, label_smoothing, zloss, true};
 }
 
 std::string Problem::Name() const {

@@ -21,6 +21,7 @@
 namespace optable {
 
 struct OpSpec;
+struct CallArgs;
 
 enum class Role { kInput, kOutput };
 
@@ -73,9 +74,20 @@ struct Problem {
   std::string ToString() const;
   // Benchmark name: "CrossEntropyLossGrad/f32/4096x32000/mean+weight+ls".
   std::string Name() const;
+  // The phase-1 arguments of this problem for `tensors` (in parameter order) and a writable
+  // copy of its reduction (CANN's reductionOptional is char*).
+  CallArgs Args(aclTensor* const* tensors, char* reduction) const;
 };
 
-// Element type names of problems: f32 f16 bf16 f64 s64 s32 ("?" otherwise).
+// Element type names of problems (--dtype, --target-dtype, problem.json): f32 f16 bf16 f64 for
+// floating dtypes, s64 s32 for class indices.
+struct DtypeNameEntry {
+  const char* name;
+  aclDataType dtype;
+  bool floating;
+};
+const std::vector<DtypeNameEntry>& DtypeNames();
+// The name of t ("?" if it has none).
 const char* DtypeShortName(aclDataType t);
 // "4096x32000", "scalar" for rank 0.
 std::string ShapeText(const std::vector<int64_t>& shape);
@@ -131,8 +143,8 @@ struct OpSpec {
   std::vector<Expected> (*reference)(const Problem&, const Values& inputs);
   // The problem with every option of the operator turned on (weights, smoothing, z-loss, ...).
   Problem (*all_options)(Problem);
-  // The benchmarked problems.
-  std::vector<Problem> (*bench_problems)();
+  // The benchmarked problems of this operator (`self`).
+  std::vector<Problem> (*bench_problems)(const OpSpec* self);
 
   // Index of the first parameter with an integer dtype (class indices), or -1.
   int IndexParam(const Problem& p) const;

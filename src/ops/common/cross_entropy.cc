@@ -108,6 +108,20 @@ Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* w
   return OkStatus();
 }
 
+void DescribeCommon(Reduction r, int64_t n, int64_t c, const aclTensor* target,
+                    const aclTensor* weight, int64_t ignore_index, double label_smoothing,
+                    double zloss_scale, Common* k) {
+  k->reduction = r;
+  k->n = n;
+  k->c = c;
+  k->target = DescribeTensor(target);
+  k->has_weight = weight != nullptr;
+  if (k->has_weight) k->weight = DescribeTensor(weight);
+  k->ignore_index = ignore_index;
+  k->label_smoothing = label_smoothing;
+  k->zloss_scale = zloss_scale;
+}
+
 Status CheckTargetsAndAttributes(const char* op, const char* rows_name, const aclTensor* rows,
                                  const aclTensor* target, const aclTensor* weight,
                                  const char* reduction, double label_smoothing, double zloss_scale,

@@ -31,6 +31,20 @@ Status CheckTargetsAndAttributes(const char* op, const char* rows_name, const ac
                                  const char* reduction, double label_smoothing, double zloss_scale,
                                  Reduction* r, int64_t* n, int64_t* c);
 
+// What both operators' checked descriptions share (each operator's Checked derives from it).
+struct Common {
+  Reduction reduction = Reduction::kMean;
+  int64_t n = 0, c = 0;
+  TensorDesc target, weight;  // weight: when has_weight
+  bool has_weight = false;
+  int64_t ignore_index = 0;
+  double label_smoothing = 0.0, zloss_scale = 0.0;
+};
+// Fills *k from arguments that passed CheckTargetsAndAttributes (and the storage checks).
+void DescribeCommon(Reduction r, int64_t n, int64_t c, const aclTensor* target,
+                    const aclTensor* weight, int64_t ignore_index, double label_smoothing,
+                    double zloss_scale, Common* k);
+
 // One row's target after the scan.
 struct RowTarget {
   int64_t t;  // the target class, or -1 for an ignored row

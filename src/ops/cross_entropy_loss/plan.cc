@@ -53,20 +53,13 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "logProbOut", a.log_prob_out));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "zlossOut", a.zloss_out));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOut", a.lse_out));
-  out->reduction = r;
-  out->n = n;
-  out->c = c;
+  ce::DescribeCommon(r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing, a.zloss_scale,
+                     out);
   out->input = DescribeTensor(a.input);
-  out->target = DescribeTensor(a.target);
-  out->has_weight = a.weight != nullptr;
-  if (out->has_weight) out->weight = DescribeTensor(a.weight);
   out->loss = DescribeTensor(a.loss_out);
   out->log_prob = DescribeTensor(a.log_prob_out);
   out->zloss = DescribeTensor(a.zloss_out);
   out->lse = DescribeTensor(a.lse_out);
-  out->ignore_index = a.ignore_index;
-  out->label_smoothing = a.label_smoothing;
-  out->zloss_scale = a.zloss_scale;
   out->return_zloss = a.return_zloss;
   return OkStatus();
 }
@@ -91,54 +84,42 @@ inline float FoldMax(float m, float chunk) { return (chunk > m || chunk != chunk
 
 class CeFwdPlan final : public Plan {
  public:
-  explicit CeFwdPlan(const Checked& a) {
-    reduction_ = a.reduction;
-    x_ = a.input;
-    lp_ = a.log_prob;
-    target_ = a.target;
-    loss_ = a.loss;
-    zloss_ = a.zloss;
-    lse_ = a.lse;
-    has_weight_ = a.has_weight;
-    weight_ = a.weight;
-    ignore_ = a.ignore_index;
-    ls_ = a.label_smoothing;
-    z_ = a.zloss_scale;
+  explicit CeFwdPlan(const Checked& a)
+      : k_(a), x_(a.input), lp_(a.log_prob), loss_(a.loss), zloss_(a.zloss), lse_(a.lse) {
     return_zloss_ = a.return_zloss;
-    n_ = a.n;
-    c_ = a.c;
     dtype_ = x_.dtype;
-    contiguous_ = c_ == 1 || (x_.strides[1] == 1 && lp_.strides[1] == 1);
+    contiguous_ = k_.c == 1 || (x_.strides[1] == 1 && lp_.strides[1] == 1);
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
     threads_ = NumThreads();
-    rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n_));
-    terms_ = booker_.Book<RowLoss>(static_cast<uint64_t>(n_));
-    if (has_weight_) weights_ = booker_.Book<float>(static_cast<uint64_t>(c_));
+    rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
+    terms_ = booker_.Book<RowLoss>(static_cast<uint64_t>(k_.n));
+    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(k_.c));
     if (!contiguous_) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(c_));
+      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(k_.c));
     }
     // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
-    split_ = contiguous_ && SplitRowsAcrossThreads(n_, c_, threads_);
-    stream_ =
-        contiguous_ && static_cast<uint64_t>(n_ * c_ * DtypeSize(dtype_)) >= kStreamingOutputBytes;
+    split_ = contiguous_ && SplitRowsAcrossThreads(k_.n, k_.c, threads_);
+    stream_ = contiguous_ &&
+              static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= kStreamingOutputBytes;
     if (split_) {
-      chunks_ = booker_.Book<ChunkSums>(static_cast<uint64_t>(n_ * RowChunks(c_)));
+      chunks_ = booker_.Book<ChunkSums>(static_cast<uint64_t>(k_.n * RowChunks(k_.c)));
     }
     target_name_ = CurrentTargetName();
   }
 
   uint64_t workspace_bytes() const override { return booker_.total(); }
   uint64_t work_bytes() const override {
-    return static_cast<uint64_t>(n_ * c_ * 2 * DtypeSize(dtype_));
+    return static_cast<uint64_t>(k_.n * k_.c * 2 * DtypeSize(dtype_));
   }
 
   std::string Describe() const override {
     return StrFormat(
         "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s%s%s, "
         "kernel logsoftmax_%s, target %s, up to %d threads",
-        static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
-        ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
-        return_zloss_ ? " (returned)" : "", contiguous_ ? "contiguous-rows" : "gather-f32",
+        static_cast<long long>(k_.n), static_cast<long long>(k_.c), DtypeName(dtype_),
+        ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no", k_.label_smoothing,
+        k_.zloss_scale, return_zloss_ ? " (returned)" : "",
+        contiguous_ ? "contiguous-rows" : "gather-f32",
         split_ ? " (rows split across threads)" : "", stream_ ? " (streaming stores)" : "",
         kernels_.dtype, target_name_, threads_);
   }
@@ -146,17 +127,18 @@ class CeFwdPlan final : public Plan {
   Status Run(void* workspace) const override {
     auto* rows = Grant<ce::RowTarget>(workspace, rows_);
     auto* terms = Grant<RowLoss>(workspace, terms_);
-    float* w = has_weight_ ? Grant<float>(workspace, weights_) : nullptr;
+    float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, target_, has_weight_ ? &weight_ : nullptr, n_, c_,
-                                          ignore_, reduction_, w, rows, &scan));
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.target, k_.has_weight ? &k_.weight : nullptr,
+                                          k_.n, k_.c, k_.ignore_index, k_.reduction, w, rows,
+                                          &scan));
     const int threads = std::min(threads_, NumThreads());
-    if (split_ && SplitRowsAcrossThreads(n_, c_, threads)) {
+    if (split_ && SplitRowsAcrossThreads(k_.n, k_.c, threads)) {
       RunSplitRows(Grant<ChunkSums>(workspace, chunks_), rows, w, scan.w_sum, terms, threads);
     } else {
       float* scratch = Grant<float>(workspace, scratch_);
-      ParallelFor(n_, threads, MinRowsPerThread(c_), [&](int tid, int64_t b, int64_t e) {
-        float* f = scratch + static_cast<int64_t>(tid) * c_;
+      ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
+        float* f = scratch + static_cast<int64_t>(tid) * k_.c;
         for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
         if (stream_) FlushStreamingStores();
       });
@@ -198,7 +180,7 @@ class CeFwdPlan final : public Plan {
       t.nll = -rt.w * (parts[0].xt - *lse);
       // sum_c w_c (x_c - lse) = sum_c w_c (x_c - m) - log_s * W: no cancellation of large x.
       t.smooth = -(dot - *log_s * w_sum);
-      t.zl = z_ * *lse * *lse;
+      t.zl = k_.zloss_scale * *lse * *lse;
     }
     return t;
   }
@@ -209,7 +191,7 @@ class CeFwdPlan final : public Plan {
   }
 
   void StoreLse(int64_t i, double lse) const {
-    if (z_ != 0.0) StoreFromDouble(dtype_, lse_.data, i * lse_.strides[0], lse);
+    if (k_.zloss_scale != 0.0) StoreFromDouble(dtype_, lse_.data, i * lse_.strides[0], lse);
   }
 
   // logProb and lse of row i, and its loss terms, on one thread. Chunk sums are added in the
@@ -218,18 +200,18 @@ class CeFwdPlan final : public Plan {
     const char* x = RowX(i);
     const void* src = x;
     if (!contiguous_) {
-      GatherF32(dtype_, dtype_, x, x_.strides[1], c_, f);
+      GatherF32(dtype_, dtype_, x, x_.strides[1], k_.c, f);
       src = f;
     }
     const int64_t esz = contiguous_ ? DtypeSize(dtype_) : int64_t{sizeof(float)};
     float m = -HUGE_VALF;
-    for (int64_t c0 = 0; c0 < c_; c0 += kRowChunk) {
-      m = FoldMax(m, ChunkMax(src, esz, c0, std::min(kRowChunk, c_ - c0)));
+    for (int64_t c0 = 0; c0 < k_.c; c0 += kRowChunk) {
+      m = FoldMax(m, ChunkMax(src, esz, c0, std::min(kRowChunk, k_.c - c0)));
     }
     ChunkSums total{m, 0.0, 0.0, 0.0, TargetInput(i, rt)};
-    for (int64_t c0 = 0; c0 < c_; c0 += kRowChunk) {
+    for (int64_t c0 = 0; c0 < k_.c; c0 += kRowChunk) {
       ChunkSums part;
-      ChunkExpDot(src, esz, c0, std::min(kRowChunk, c_ - c0), m, w, rt.t >= 0, &part);
+      ChunkExpDot(src, esz, c0, std::min(kRowChunk, k_.c - c0), m, w, rt.t >= 0, &part);
       total.rest += part.rest;
       total.k += part.k;
       total.dot += part.dot;
@@ -239,8 +221,8 @@ class CeFwdPlan final : public Plan {
     const RowLoss t = FinishRow(rt, m, &total, 1, w_sum, &log_s, &lse);
     char* lp = RowLp(i);
     kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
-                     static_cast<size_t>(c_), stream_);
-    if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], c_);
+                     static_cast<size_t>(k_.c), stream_);
+    if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], k_.c);
     StoreLse(i, lse);
     return t;
   }
@@ -251,23 +233,23 @@ class CeFwdPlan final : public Plan {
   // input) is written.
   void RunSplitRows(ChunkSums* parts, const ce::RowTarget* rows, const float* w, double w_sum,
                     RowLoss* terms, int threads) const {
-    const int64_t nc = RowChunks(c_), esz = DtypeSize(dtype_);
+    const int64_t nc = RowChunks(k_.c), esz = DtypeSize(dtype_);
     auto row_max = [&](int64_t i) {
       float m = -HUGE_VALF;
       for (int64_t c = 0; c < nc; ++c) m = FoldMax(m, parts[i * nc + c].max);
       return m;
     };
-    ForEachRowChunkParallel(n_, c_, threads, false,
+    ForEachRowChunkParallel(k_.n, k_.c, threads, false,
                             [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
                               parts[it].max = ChunkMax(RowX(i), esz, c0, len);
                               if (c0 == 0) parts[it].xt = TargetInput(i, rows[i]);
                             });
     ForEachRowChunkParallel(
-        n_, c_, threads, false, [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
+        k_.n, k_.c, threads, false, [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
           ChunkExpDot(RowX(i), esz, c0, len, row_max(i), w, rows[i].t >= 0, &parts[it]);
         });
     ForEachRowChunkParallel(
-        n_, c_, threads, stream_, [&](int64_t i, int64_t, int64_t c0, int64_t len) {
+        k_.n, k_.c, threads, stream_, [&](int64_t i, int64_t, int64_t c0, int64_t len) {
           const float m = row_max(i);
           double log_s, lse;
           const RowLoss t = FinishRow(rows[i], m, &parts[i * nc], nc, w_sum, &log_s, &lse);
@@ -281,12 +263,13 @@ class CeFwdPlan final : public Plan {
   }
 
   double Combine(const RowLoss& t) const {
-    return (1.0 - ls_) * t.nll + ls_ / static_cast<double>(c_) * t.smooth + t.zl;
+    return (1.0 - k_.label_smoothing) * t.nll +
+           k_.label_smoothing / static_cast<double>(k_.c) * t.smooth + t.zl;
   }
 
   void WriteLosses(const RowLoss* terms, const ce::TargetScan& scan) const {
-    if (reduction_ == ce::Reduction::kNone) {
-      for (int64_t i = 0; i < n_; ++i) {
+    if (k_.reduction == ce::Reduction::kNone) {
+      for (int64_t i = 0; i < k_.n; ++i) {
         StoreFromDouble(dtype_, loss_.data, i * loss_.strides[0], Combine(terms[i]));
         if (return_zloss_) StoreFromDouble(dtype_, zloss_.data, i * zloss_.strides[0], terms[i].zl);
       }
@@ -294,28 +277,29 @@ class CeFwdPlan final : public Plan {
     }
     // Fixed order, in double: the same bits for any thread count.
     double nll = 0.0, smooth = 0.0, zl = 0.0;
-    for (int64_t i = 0; i < n_; ++i) {
+    for (int64_t i = 0; i < k_.n; ++i) {
       nll += terms[i].nll;
       smooth += terms[i].smooth;
       zl += terms[i].zl;
     }
     double loss, zloss;
-    if (reduction_ == ce::Reduction::kSum) {
+    if (k_.reduction == ce::Reduction::kSum) {
       loss = Combine(RowLoss{nll, smooth, zl});
       zloss = zl;
     } else {
-      loss = ((1.0 - ls_) * nll + ls_ / static_cast<double>(c_) * smooth) / scan.d + zl / scan.m;
+      loss = ((1.0 - k_.label_smoothing) * nll +
+              k_.label_smoothing / static_cast<double>(k_.c) * smooth) /
+                 scan.d +
+             zl / scan.m;
       zloss = zl / scan.m;
     }
     StoreFromDouble(dtype_, loss_.data, 0, loss);
     if (return_zloss_) StoreFromDouble(dtype_, zloss_.data, 0, zloss);
   }
 
-  ce::Reduction reduction_ = ce::Reduction::kMean;
-  TensorDesc x_, lp_, target_, loss_, zloss_, lse_, weight_;
-  bool has_weight_ = false, return_zloss_ = false, contiguous_ = false;
-  int64_t ignore_ = 0, n_ = 0, c_ = 0;
-  double ls_ = 0.0, z_ = 0.0;
+  const ce::Common k_;  // reduction, N, C, target, weight, attributes
+  TensorDesc x_, lp_, loss_, zloss_, lse_;
+  bool return_zloss_ = false, contiguous_ = false;
   aclDataType dtype_ = ACL_FLOAT;
   RowKernels kernels_;
   int threads_ = 1;

@@ -29,14 +29,10 @@ struct Args {
 };
 
 // What Validate hands to MakePlan: tensor descriptions and parsed attributes.
-struct Checked {
+struct Checked : ce::Common {
   bool empty = false;  // no element of any output exists: nothing else is filled
-  ce::Reduction reduction = ce::Reduction::kMean;
-  int64_t n = 0, c = 0;
-  TensorDesc input, target, weight, loss, log_prob, zloss, lse;
-  bool has_weight = false, return_zloss = false;
-  int64_t ignore_index = 0;
-  double label_smoothing = 0.0, zloss_scale = 0.0;
+  TensorDesc input, loss, log_prob, zloss, lse;
+  bool return_zloss = false;
 };
 
 Status Validate(const Args& a, Checked* c);

@@ -69,21 +69,14 @@ Status Validate(const Args& a, Checked* out) {
   }
   if (a.lse) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOptional", a.lse));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
-  out->reduction = r;
-  out->n = n;
-  out->c = c;
+  ce::DescribeCommon(r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing, a.zloss_scale,
+                     out);
   out->grad_loss = DescribeTensor(a.grad_loss);
   out->log_prob = DescribeTensor(a.log_prob);
-  out->target = DescribeTensor(a.target);
   out->out = DescribeTensor(a.out);
-  out->has_weight = a.weight != nullptr;
-  if (out->has_weight) out->weight = DescribeTensor(a.weight);
   out->has_grad_zloss = a.grad_zloss != nullptr;
   if (out->has_grad_zloss) out->grad_zloss = DescribeTensor(a.grad_zloss);
   if (a.zloss_scale != 0.0) out->lse = DescribeTensor(a.lse);
-  out->ignore_index = a.ignore_index;
-  out->label_smoothing = a.label_smoothing;
-  out->zloss_scale = a.zloss_scale;
   return OkStatus();
 }
 
@@ -104,75 +97,63 @@ double ScalarAt(const TensorDesc& d, int64_t i) {
 
 class CeGradPlan final : public Plan {
  public:
-  explicit CeGradPlan(const Checked& a) {
-    reduction_ = a.reduction;
-    lp_ = a.log_prob;
-    out_ = a.out;
-    target_ = a.target;
-    grad_ = a.grad_loss;
-    has_weight_ = a.has_weight;
-    weight_ = a.weight;
+  explicit CeGradPlan(const Checked& a)
+      : k_(a), lp_(a.log_prob), out_(a.out), grad_(a.grad_loss), gz_(a.grad_zloss), lse_(a.lse) {
     has_gz_ = a.has_grad_zloss;
-    gz_ = a.grad_zloss;
-    z_ = a.zloss_scale;
-    lse_ = a.lse;
-    ignore_ = a.ignore_index;
-    ls_ = a.label_smoothing;
-    n_ = a.n;
-    c_ = a.c;
     dtype_ = lp_.dtype;
-    contiguous_ = (c_ == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
+    contiguous_ = (k_.c == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
     threads_ = NumThreads();
-    stream_ =
-        contiguous_ && static_cast<uint64_t>(n_ * c_ * DtypeSize(dtype_)) >= kStreamingOutputBytes;
-    rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n_));
-    coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(n_));
-    if (has_weight_) weights_ = booker_.Book<float>(static_cast<uint64_t>(c_));
+    stream_ = contiguous_ &&
+              static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= kStreamingOutputBytes;
+    rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
+    coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(k_.n));
+    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(k_.c));
     if (!contiguous_) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(c_));
+      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(k_.c));
     }
     target_name_ = CurrentTargetName();
   }
 
   uint64_t workspace_bytes() const override { return booker_.total(); }
   uint64_t work_bytes() const override {
-    return static_cast<uint64_t>(n_ * c_ * 2 * DtypeSize(dtype_));
+    return static_cast<uint64_t>(k_.n * k_.c * 2 * DtypeSize(dtype_));
   }
 
   std::string Describe() const override {
     return StrFormat(
         "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g, path %s, "
         "kernel ce_grad_%s%s, target %s, up to %d threads",
-        static_cast<long long>(n_), static_cast<long long>(c_), DtypeName(dtype_),
-        ce::ReductionName(reduction_), has_weight_ ? "yes" : "no", ls_, z_,
-        contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
+        static_cast<long long>(k_.n), static_cast<long long>(k_.c), DtypeName(dtype_),
+        ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no", k_.label_smoothing,
+        k_.zloss_scale, contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
         stream_ ? " (streaming stores)" : "", target_name_, threads_);
   }
 
   Status Run(void* workspace) const override {
     auto* rows = Grant<ce::RowTarget>(workspace, rows_);
     auto* coef = Grant<RowCoef>(workspace, coef_);
-    float* w = has_weight_ ? Grant<float>(workspace, weights_) : nullptr;
+    float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, target_, has_weight_ ? &weight_ : nullptr, n_, c_,
-                                          ignore_, reduction_, w, rows, &scan));
-    const bool none = reduction_ == ce::Reduction::kNone;
-    const double cinv = 1.0 / static_cast<double>(c_);
-    for (int64_t i = 0; i < n_; ++i) {
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.target, k_.has_weight ? &k_.weight : nullptr,
+                                          k_.n, k_.c, k_.ignore_index, k_.reduction, w, rows,
+                                          &scan));
+    const bool none = k_.reduction == ce::Reduction::kNone;
+    const double cinv = 1.0 / static_cast<double>(k_.c);
+    for (int64_t i = 0; i < k_.n; ++i) {
       const bool m = rows[i].t >= 0;
       const double g = ScalarAt(grad_, none ? i : 0);
       RowCoef& k = coef[i];
       k.t = rows[i].t;
       // Every term carries m_i; evaluated in this order so that D == 0 under "mean" gives
       // inf/NaN exactly as the formula does.
-      k.a = g * (1.0 - ls_) / scan.d * rows[i].w;
-      k.s = g / scan.d * (ls_ * cinv) * (m ? 1.0 : 0.0);
+      k.a = g * (1.0 - k_.label_smoothing) / scan.d * rows[i].w;
+      k.s = g / scan.d * (k_.label_smoothing * cinv) * (m ? 1.0 : 0.0);
       double zc = 0.0;
-      if (z_ != 0.0) {
+      if (k_.zloss_scale != 0.0) {
         const double gz = has_gz_ ? ScalarAt(gz_, none ? i : 0) : 0.0;
         const double l = m ? ScalarAt(lse_, i) : 0.0;
-        zc = 2.0 * z_ * l * (m ? 1.0 : 0.0) * (g + gz) / scan.m;
+        zc = 2.0 * k_.zloss_scale * l * (m ? 1.0 : 0.0) * (g + gz) / scan.m;
       }
       k.big_a = k.a + k.s * scan.w_sum + zc;
       k.zero = !m && std::isfinite(k.a) && std::isfinite(k.s) && std::isfinite(zc);
@@ -180,20 +161,20 @@ class CeGradPlan final : public Plan {
     float* scratch = Grant<float>(workspace, scratch_);
     const int threads = std::min(threads_, NumThreads());
     const int64_t esz = DtypeSize(dtype_);
-    if (contiguous_ && SplitRowsAcrossThreads(n_, c_, threads)) {
+    if (contiguous_ && SplitRowsAcrossThreads(k_.n, k_.c, threads)) {
       // Fewer rows than threads: split rows into chunks (elementwise, so any split gives the
       // same bits).
-      ForEachRowChunkParallel(n_, c_, threads, false,
+      ForEachRowChunkParallel(k_.n, k_.c, threads, false,
                               [&](int64_t i, int64_t, int64_t c0, int64_t len) {
                                 RunRowRange(coef[i], i, c0, c0 + len, w, esz);
                               });
       return OkStatus();
     }
-    ParallelFor(n_, threads, MinRowsPerThread(c_), [&](int tid, int64_t b, int64_t e) {
-      float* f = scratch + static_cast<int64_t>(tid) * c_;
+    ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
+      float* f = scratch + static_cast<int64_t>(tid) * k_.c;
       for (int64_t i = b; i < e; ++i) {
         if (contiguous_) {
-          RunRowRange(coef[i], i, 0, c_, w, esz);
+          RunRowRange(coef[i], i, 0, k_.c, w, esz);
         } else {
           RunStridedRow(coef[i], i, w, f, esz);
         }
@@ -231,22 +212,20 @@ class CeGradPlan final : public Plan {
   void RunStridedRow(const RowCoef& k, int64_t i, const float* w, float* f, int64_t esz) const {
     const char* lp = lp_.data + i * lp_.strides[0] * esz;
     char* o = out_.data + i * out_.strides[0] * esz;
-    const size_t c = static_cast<size_t>(c_);
+    const size_t c = static_cast<size_t>(k_.c);
     if (k.zero) {
-      for (int64_t j = 0; j < c_; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
+      for (int64_t j = 0; j < k_.c; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
       return;
     }
-    GatherF32(dtype_, dtype_, lp, lp_.strides[1], c_, f);
+    GatherF32(dtype_, dtype_, lp, lp_.strides[1], k_.c, f);
     kernels_.ce_grad(f, f, c, static_cast<float>(k.big_a), static_cast<float>(k.s), w, false);
     if (k.t >= 0) f[k.t] = static_cast<float>(TrueClass(k, lp, w));
-    ScatterF32(dtype_, dtype_, f, o, out_.strides[1], c_);
+    ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }
 
-  ce::Reduction reduction_ = ce::Reduction::kMean;
-  TensorDesc lp_, out_, target_, grad_, weight_, gz_, lse_;
-  bool has_weight_ = false, has_gz_ = false, contiguous_ = false, stream_ = false;
-  double z_ = 0.0, ls_ = 0.0;
-  int64_t ignore_ = 0, n_ = 0, c_ = 0;
+  const ce::Common k_;  // reduction, N, C, target, weight, attributes
+  TensorDesc lp_, out_, grad_, gz_, lse_;
+  bool has_gz_ = false, contiguous_ = false, stream_ = false;
   aclDataType dtype_ = ACL_FLOAT;
   RowKernels kernels_;
   int threads_ = 1;

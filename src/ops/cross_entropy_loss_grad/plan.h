@@ -28,14 +28,10 @@ struct Args {
 };
 
 // What Validate hands to MakePlan: tensor descriptions and parsed attributes.
-struct Checked {
+struct Checked : ce::Common {
   bool empty = false;  // N == 0 or C == 0: nothing to do, nothing else is filled
-  ce::Reduction reduction = ce::Reduction::kMean;
-  int64_t n = 0, c = 0;
-  TensorDesc grad_loss, log_prob, target, weight, grad_zloss, lse, out;
-  bool has_weight = false, has_grad_zloss = false;
-  int64_t ignore_index = 0;
-  double label_smoothing = 0.0, zloss_scale = 0.0;  // lse is described when zloss_scale != 0
+  TensorDesc grad_loss, log_prob, grad_zloss, lse, out;  // lse: when zloss_scale != 0
+  bool has_grad_zloss = false;
 };
 
 // The spec's rules in order; on success fills *c.
