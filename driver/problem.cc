@@ -82,6 +82,38 @@ std::string OpHelp() {
   return s;
 }
 
+// "shape ranks: log_softmax_backward 0-8, ..., cross_entropy_loss 2 (NxC)", from the table.
+std::string ShapeHelp() {
+  std::string s = "dims joined by 'x', 'scalar' for 0-d; ranks:";
+  for (const optable::OpSpec* op : optable::Ops()) {
+    s += std::string(" ") + op->alias + " " + std::to_string(op->min_rank);
+    if (op->max_rank != op->min_rank) s += "-" + std::to_string(op->max_rank);
+    if (*op->shape_hint) s += std::string(" (") + op->shape_hint + ")";
+  }
+  return s;
+}
+
+// "input dtype: lsm_bwd f32 f16 bf16; ...", from the table.
+std::string DtypeHelp() {
+  std::string s = "input dtype:";
+  for (const optable::OpSpec* op : optable::Ops()) {
+    s += std::string(op == optable::Ops().front() ? " " : "; ") + op->alias;
+    for (aclDataType t : op->dtypes) s += std::string(" ") + optable::DtypeShortName(t);
+  }
+  return s;
+}
+
+// `help` and the operators that take attribute a, from the table.
+std::string AttrHelp(const std::string& help, optable::Attr a) {
+  std::string ops;
+  for (const optable::OpSpec* op : optable::Ops()) {
+    if (std::find(op->attrs.begin(), op->attrs.end(), a) != op->attrs.end()) {
+      ops += (ops.empty() ? "" : ", ") + std::string(op->alias);
+    }
+  }
+  return help + " [" + ops + "]";
+}
+
 }  // namespace
 
 // An option whose value is one of the names in `names` (case-insensitive).
@@ -116,20 +148,25 @@ void AddProblemOptions(CLI::App& app, Problem& p) {
            const std::string err = ParseShape(s, &p.shape);
            if (!err.empty()) throw CLI::ValidationError(err);
          },
-         "dims joined by 'x' (LogSoftmax*: any rank, 'scalar' for 0-d; CrossEntropy*: NxC)")
+         ShapeHelp())
       ->type_name("SHAPE");
-  AddNamed(app, "--dtype", p.dtype, FloatDtypes(),
-           "input dtype: f32 f16 bf16 (f64 for log_softmax)", "DTYPE");
+  using optable::Attr;
+  AddNamed(app, "--dtype", p.dtype, FloatDtypes(), DtypeHelp(), "DTYPE");
   AddNamed(app, "--out-dtype", p.out_dtype, FloatDtypes(),
-           "output dtype of the LogSoftmax operators (default: --dtype)", "DTYPE");
-  AddNamed(app, "--target-dtype", p.target_dtype, TargetDtypes(), "target dtype: s64 s32", "DTYPE");
-  app.add_option("--dim", p.dim, "reduction dim of the LogSoftmax operators");
-  app.add_option("--reduction", p.reduction, "none, mean or sum")
+           AttrHelp("output dtype (default: --dtype)", Attr::kOutDtype), "DTYPE");
+  AddNamed(app, "--target-dtype", p.target_dtype, TargetDtypes(),
+           AttrHelp("class-index dtype: s64 s32", Attr::kTargetDtype), "DTYPE");
+  app.add_option("--dim", p.dim, AttrHelp("reduction dim", Attr::kDim));
+  app.add_option("--reduction", p.reduction, AttrHelp("none, mean or sum", Attr::kReduction))
       ->check(CLI::IsMember({"none", "mean", "sum"}));
-  app.add_flag("--weight,!--no-weight", p.weight, "per-class weights (uniform in [0.5, 2))");
-  app.add_option("--ignore-index", p.ignore_index, "ignoreIndex (one row in seven gets it)");
-  app.add_option("--label-smoothing", p.label_smoothing, "labelSmoothing in [0, 1]");
-  app.add_option("--zloss", p.zloss, "lseSquareScaleForZloss (z-loss on when non-zero)");
+  app.add_flag("--weight,!--no-weight", p.weight,
+               AttrHelp("per-class weights (uniform in [0.5, 2))", Attr::kWeight));
+  app.add_option("--ignore-index", p.ignore_index,
+                 AttrHelp("ignoreIndex (one row in seven gets it)", Attr::kIgnoreIndex));
+  app.add_option("--label-smoothing", p.label_smoothing,
+                 AttrHelp("labelSmoothing in [0, 1]", Attr::kLabelSmoothing));
+  app.add_option("--zloss", p.zloss,
+                 AttrHelp("lseSquareScaleForZloss (z-loss on when non-zero)", Attr::kZloss));
   AddNamed(app, "--layout", p.layout, Layouts(),
            "every tensor: contiguous, transposed (reversed strides), offset (storage "
            "offset 7), padded (strides of a larger tensor plus offset)",
