@@ -33,7 +33,8 @@ void LogSoftmaxBackward(benchmark::State& state, const optable::Problem& p) {
   for (auto _ : state) at::_log_softmax_backward_data_out(out, g, y, p.dim, ToTorch(p.dtype));
 }
 
-// Logits, targets (every 17th row ignored) and weights like the table's problems.
+// Logits, targets (every ignore_every-th row ignored, as often as in the table's problems) and
+// weights like the table's problems.
 struct CrossEntropyInputs {
   at::Tensor x, target, w;
   int64_t reduction;
@@ -42,7 +43,8 @@ struct CrossEntropyInputs {
     const int64_t n = p.shape[0], cls = p.shape[1];
     x = (at::rand({n, cls}, opts) * 8 - 4).requires_grad_(grad);
     target = at::randint(0, cls, {n}, at::kLong);
-    if (n > 16) target.index_put_({at::arange(16, n, 17)}, p.ignore_index);
+    const int64_t k = p.ignore_every;
+    if (n >= k) target.index_put_({at::arange(k - 1, n, k)}, p.ignore_index);
     w = p.weight ? at::rand({cls}, at::kFloat).add_(0.5).to(ToTorch(p.dtype)) : at::Tensor();
     reduction = p.reduction == "none"
                     ? at::Reduction::None

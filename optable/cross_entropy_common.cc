@@ -23,7 +23,8 @@ std::vector<int64_t> LossShape(const Problem& p) {
 
 std::vector<double> Targets(const Problem& p, std::mt19937_64& rng) {
   const int64_t n = p.shape[0], c = p.shape[1];
-  std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(c - 1, 0)), pick(0, 6);
+  std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(c - 1, 0)),
+      pick(0, std::max<int64_t>(p.ignore_every - 1, 0));
   std::vector<double> t(static_cast<size_t>(n));
   for (double& v : t) {
     v = static_cast<double>((c == 0 || pick(rng) == 0) ? p.ignore_index : cls(rng));
@@ -71,6 +72,7 @@ std::vector<Problem> BenchProblems(const OpSpec* op) {
     p.weight = weight;
     p.label_smoothing = ls;
     p.zloss = z;
+    p.ignore_every = 17;  // as PyTorch's side of the benchmark (torch_bench.cc)
     v.push_back(p);
   };
   add({4096, 32000}, ACL_FLOAT, false, 0.0, 0.0);

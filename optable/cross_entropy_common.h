@@ -13,7 +13,7 @@ namespace ce {
 
 // Shape of a loss-like tensor: (N,) for reduction "none", 0-d otherwise.
 std::vector<int64_t> LossShape(const Problem& p);
-// Classes uniform in [0, C); one row in seven gets ignore_index.
+// Classes uniform in [0, C); one row in p.ignore_every (7 unless set) gets ignore_index.
 std::vector<double> Targets(const Problem& p, std::mt19937_64& rng);
 // Per-class weights uniform in [0.5, 2).
 std::vector<double> Weights(const Problem& p, std::mt19937_64& rng);

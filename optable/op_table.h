@@ -59,6 +59,7 @@ struct Problem {
   std::string reduction = "mean";
   bool weight = false;
   int64_t ignore_index = -100;
+  int64_t ignore_every = 7;  // each row's class index is ignore_index with probability 1/this
   double label_smoothing = 0.0;
   double zloss = 0.0;  // lseSquareScaleForZloss
   testing_support::Layout layout = testing_support::Layout::kContiguous;

@@ -65,7 +65,10 @@ DeviceTensor::DeviceTensor(aclDataType dtype, std::vector<int64_t> shape, Layout
   }
   storage_elems_ = (empty ? offset_ : last + 1) + 3;  // slack after the view holds canaries
   const size_t bytes = static_cast<size_t>(storage_elems_ * DtypeBytes(dtype_));
-  if (aclrtMalloc(&data_, bytes, ACL_MEM_MALLOC_NORMAL_ONLY) != ACL_SUCCESS) {
+  // Large tensors on huge pages, as a framework's allocator (and the benchmarks) place them.
+  const aclrtMemMallocPolicy policy =
+      bytes >= (size_t{2} << 20) ? ACL_MEM_MALLOC_HUGE_FIRST : ACL_MEM_MALLOC_NORMAL_ONLY;
+  if (aclrtMalloc(&data_, bytes, policy) != ACL_SUCCESS) {
     throw std::runtime_error("aclrtMalloc failed in the test harness");
   }
   FillCanaries();
