@@ -35,7 +35,14 @@ float MaxT(const T* x, size_t n) {
   VF m = hn::Set(d, -HUGE_VALF);
   ForEachVector(
       d, n, [&](size_t i, size_t c) { m = hn::Max(m, LoadPartialF32(d, x + i, c, -HUGE_VALF)); });
-  return hn::GetLane(hn::MaxOfLanes(d, m));
+  // The lanes folded here, not by MaxOfLanes: Highway 1.0.3's EMU128 reduction starts from
+  // -FLT_MAX, so an empty or all -inf row gave -FLT_MAX there and -inf on every other target.
+  HWY_ALIGN float lanes[hn::MaxLanes(d)];
+  hn::Store(m, d, lanes);
+  float r = -HUGE_VALF;
+  for (size_t i = 0; i < hn::Lanes(d); ++i)
+    r = (lanes[i] > r || lanes[i] != lanes[i]) ? lanes[i] : r;
+  return r;
 }
 
 template <class T>

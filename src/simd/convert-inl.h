@@ -46,7 +46,29 @@ HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::bfloat16_t* p) {
 }
 template <class D>
 HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::float16_t* p) {
+#if ACLNN_CPU_HW_F16
   return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, D>(), p));
+#else
+  // Highway 1.0.3's software promotion reads exponent 31 as a normal exponent (+-inf became
+  // +-65536, NaN a finite value): decoded here from the bits, exact for every f16.
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto h = hn::PromoteTo(du, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
+  const auto exp = hn::And(hn::ShiftRight<10>(h), hn::Set(du, 0x1Fu));
+  const auto mant = hn::And(h, hn::Set(du, 0x3FFu));
+  const auto normal =
+      hn::Or(hn::ShiftLeft<23>(hn::Add(exp, hn::Set(du, 112u))), hn::ShiftLeft<13>(mant));
+  const auto special = hn::Or(hn::Set(du, 0x7F800000u), hn::ShiftLeft<13>(mant));  // inf, NaN
+  const auto bits = hn::IfThenElse(hn::Eq(exp, hn::Set(du, 0x1Fu)), special, normal);
+  // Zero and subnormals: mant * 2^-24, exact in f32.
+  const auto small =
+      hn::Mul(hn::ConvertTo(d, hn::BitCast(di, mant)), hn::Set(d, 1.0f / 16777216.0f));
+  const auto magnitude =
+      hn::IfThenElse(hn::RebindMask(d, hn::Eq(exp, hn::Zero(du))), small, hn::BitCast(d, bits));
+  const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+  return hn::Or(magnitude, hn::BitCast(d, sign));
+#endif
 }
 
 template <class D>
@@ -74,8 +96,9 @@ HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::bfloat16_t* p) {
   hn::StoreU(hn::DemoteTo(du16, hi), du16, reinterpret_cast<uint16_t*>(p));
 }
 
+// `d` is unused where the hardware converts (AArch64 NEON/SVE: GCC's -Wunused-parameter).
 template <class D>
-HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::float16_t* p) {
+HWY_INLINE void StoreF32([[maybe_unused]] D d, hn::Vec<D> v, hwy::float16_t* p) {
 #if ACLNN_CPU_HW_F16
   // Hardware conversion (vcvtps2ph / fcvtn) rounds to nearest even.
   const hn::Rebind<hwy::float16_t, D> dh;

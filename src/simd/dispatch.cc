@@ -15,6 +15,10 @@ HWY_BEFORE_NAMESPACE();
 namespace aclnn_cpu {
 namespace HWY_NAMESPACE {
 int64_t CompiledTarget() { return HWY_TARGET; }
+// Bytes of one full vector (SVE: the vector length the CPU runs at, known at run time only).
+size_t VectorBytes() {
+  return hwy::HWY_NAMESPACE::Lanes(hwy::HWY_NAMESPACE::ScalableTag<uint8_t>());
+}
 }  // namespace HWY_NAMESPACE
 }  // namespace aclnn_cpu
 HWY_AFTER_NAMESPACE();
@@ -22,6 +26,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace aclnn_cpu {
 HWY_EXPORT(CompiledTarget);
+HWY_EXPORT(VectorBytes);
 
 namespace {
 
@@ -68,6 +73,11 @@ void InitDispatch() {
 const char* CurrentTargetName() {
   InitDispatch();
   return hwy::TargetName(ACLNN_DYNAMIC_POINTER(CompiledTarget)());
+}
+
+size_t CurrentVectorBytes() {
+  InitDispatch();
+  return ACLNN_DYNAMIC_POINTER(VectorBytes)();
 }
 
 const char* TargetName(int64_t target) { return hwy::TargetName(target); }

@@ -4,6 +4,7 @@
 #ifndef ACLNN_CPU_SIMD_DISPATCH_H_
 #define ACLNN_CPU_SIMD_DISPATCH_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +14,8 @@ namespace aclnn_cpu {
 void InitDispatch();
 // Name of the target kernels run on now ("AVX2", ...).
 const char* CurrentTargetName();
+// Bytes of one vector of that target (SVE: the CPU's vector length, 16 to 256).
+size_t CurrentVectorBytes();
 
 // For tests and benchmarks: every compiled target this CPU supports, best first, and a switch
 // to run on exactly one of them (0 restores the normal choice).

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -32,6 +33,24 @@ TEST(Dispatch, ScalarAndEmu128NameTheFallback) {
   const int64_t fallback = SupportedCompiledTargets().back();
   EXPECT_EQ(CompiledTargetByName("SCALAR"), fallback);
   EXPECT_EQ(CompiledTargetByName("emu128"), fallback);
+}
+
+// Every target this CPU runs, with its vector size (under qemu-aarch64 this shows the SVE vector
+// length a run was given); the best one is the default.
+TEST(Dispatch, ReportsTargetsAndVectorSizes) {
+  std::string line;
+  for (int64_t t : SupportedCompiledTargets()) {
+    aclnn_cpu::ForceTarget(t);
+    EXPECT_STREQ(aclnn_cpu::CurrentTargetName(), TargetName(t));
+    const size_t bytes = aclnn_cpu::CurrentVectorBytes();
+    EXPECT_GE(bytes, 1u);  // SCALAR: one lane
+    EXPECT_LE(bytes, 256u);
+    line += std::string(line.empty() ? "" : ", ") + TargetName(t) + " (" + std::to_string(bytes) +
+            "-byte vectors)";
+  }
+  aclnn_cpu::ForceTarget(0);
+  EXPECT_STREQ(aclnn_cpu::CurrentTargetName(), TargetName(SupportedCompiledTargets().front()));
+  std::printf("dispatch: this CPU runs %s\n", line.c_str());
 }
 
 TEST(Dispatch, EnvironmentCapsTheTarget) {

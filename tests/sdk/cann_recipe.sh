@@ -3,15 +3,20 @@
 # documented recipes, after `source <prefix>/set_env.sh`:
 #   custom: ASCEND_CUSTOM_PATH, include + include/aclnn, four libraries
 #   home:   ASCEND_HOME_PATH only, include + include/aclnnop, three libraries
-# usage: cann_recipe.sh PREFIX EXAMPLES_DIR BUILD_DIR custom|home
+# usage: cann_recipe.sh PREFIX EXAMPLES_DIR BUILD_DIR custom|home [TOOLCHAIN_FILE EMULATOR...]
+# A cross build (an aarch64 SDK) passes the toolchain file the library was built with and the
+# emulator that runs its programs (qemu-aarch64 -L ...).
 set -euo pipefail
 prefix=$1 examples=$2 build=$3 recipe=$4
+toolchain=${5:-}
+emulator=("${@:6}")
 source "$prefix/set_env.sh"
 [ "$recipe" = home ] && unset ASCEND_CUSTOM_PATH
 rm -rf "$build"
-cmake -S "$examples" -B "$build" >"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+cmake -S "$examples" -B "$build" ${toolchain:+"-DCMAKE_TOOLCHAIN_FILE=$toolchain"} >"$build.log" 2>&1 ||
+  { cat "$build.log"; exit 1; }
 cmake --build "$build" >>"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
 for exe in "$build"/bin/*; do
-  "$exe" >/dev/null || { echo "$exe failed"; exit 1; }
+  "${emulator[@]}" "$exe" >/dev/null || { echo "$exe failed"; exit 1; }
   echo "ok: $(basename "$exe") ($recipe recipe)"
 done
