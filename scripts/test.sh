@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # The whole test suite: configure, build and run CTest in each configuration of
-# ACLNN_CPU_TEST_CONFIGS (default: fuzz release asan tsan):
+# ACLNN_CPU_TEST_CONFIGS (default: fuzz release asan tsan aarch64):
 #   fuzz     - both libFuzzer targets for 60 s each (scripts/fuzz.sh; clang, ASan + UBSan)
 #   release  - optimized build, every test
 #   asan     - AddressSanitizer + UndefinedBehaviorSanitizer (leaks included)
 #   tsan     - ThreadSanitizer, with clang and LLVM's libomp + Archer so OpenMP is understood
+#   aarch64  - cross build for AArch64, CTest under qemu-aarch64 with NEON and SVE at 128, 256,
+#              512 and 2048 bits (scripts/aarch64.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
-configs=${ACLNN_CPU_TEST_CONFIGS:-fuzz release asan tsan}
+configs=${ACLNN_CPU_TEST_CONFIGS:-fuzz release asan tsan aarch64}
 for cfg in $configs; do
   start=$(date +%s)
   if [ "$cfg" = fuzz ]; then
     bash scripts/fuzz.sh 60
     echo "== [fuzz] done in $(( $(date +%s) - start )) s"
+    continue
+  fi
+  if [ "$cfg" = aarch64 ]; then
+    bash scripts/aarch64.sh
     continue
   fi
   dir=build-$cfg
