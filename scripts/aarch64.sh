@@ -21,20 +21,14 @@ cd "$(dirname "$0")/.."
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(neon sve128 sve256 sve512 sve2048)
 
-need=(g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libgtest-dev:arm64 libgomp1:arm64
-      libstdc++6:arm64)
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "== [aarch64] installing: ${missing[*]}"
+# The arm64 packages come through multiarch; install-deps.sh installs what is missing.
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  $SUDO dpkg --add-architecture arm64
 fi
+bash scripts/install-deps.sh g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libgtest-dev:arm64 \
+  libgomp1:arm64 libstdc++6:arm64
 
 dir=build-aarch64
 start=$(date +%s)
