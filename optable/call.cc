@@ -17,13 +17,6 @@ Call::Call(const Problem& p) : p_(p), reduction_(p.reduction) {
   }
 }
 
-DeviceTensor* Call::Find(const std::string& name) const {
-  for (size_t i = 0; i < size(); ++i) {
-    if (name == param(i).name) return tensor(i);
-  }
-  return nullptr;
-}
-
 void Call::FillRandom(bool keep_values) {
   std::mt19937_64 rng(p_.seed);
   Values v(size());

@@ -39,7 +39,6 @@ class Call {
   const Param& param(size_t i) const { return p_.op->params[i]; }
   // Null for an absent optional parameter.
   testing_support::DeviceTensor* tensor(size_t i) const { return tensors_[i].get(); }
-  testing_support::DeviceTensor* Find(const std::string& name) const;
   const Values& inputs() const { return inputs_; }
 
   // The operator's random inputs with the problem's seed. keep_values = false forgets the
