@@ -1,5 +1,6 @@
 #include "runtime/parallel.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -8,6 +9,7 @@ namespace aclnn_cpu {
 namespace {
 
 std::atomic<int> g_override{0};
+thread_local int t_override = 0;
 
 int ParsePositive(const char* s) {
   if (s == nullptr || *s == '\0') return 0;
@@ -29,10 +31,17 @@ int FromEnvironment() {
 }  // namespace
 
 int NumThreads() {
+  if (t_override > 0) return t_override;
   int o = g_override.load(std::memory_order_relaxed);
   return o > 0 ? o : FromEnvironment();
 }
 
 void SetNumThreads(int n) { g_override.store(n > 0 ? n : 0); }
+
+ScopedNumThreads::ScopedNumThreads(int n) : previous_(t_override) {
+  if (n > 0) t_override = std::min(n, 4095);
+}
+
+ScopedNumThreads::~ScopedNumThreads() { t_override = previous_; }
 
 }  // namespace aclnn_cpu

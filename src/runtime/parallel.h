@@ -12,10 +12,25 @@
 
 namespace aclnn_cpu {
 
-// Threads the operators use: ACLNN_CPU_NUM_THREADS, else OMP_NUM_THREADS, else all cores;
-// SetNumThreads (tests, benchmarks) overrides. Always >= 1.
+// Threads the operators use: the calling thread's ScopedNumThreads, else SetNumThreads (tests,
+// benchmarks), else ACLNN_CPU_NUM_THREADS, else OMP_NUM_THREADS, else all cores. Always >= 1.
+// Plans take it at phase 1 and run with at most that many.
 int NumThreads();
 void SetNumThreads(int n);  // n <= 0 restores the environment's choice
+
+// While alive, NumThreads() on the constructing thread returns n (n <= 0: no change): a caller
+// that plans on behalf of someone with their own thread count (the Python binding: torch's
+// get_num_threads()) without touching other threads' choice.
+class ScopedNumThreads {
+ public:
+  explicit ScopedNumThreads(int n);
+  ~ScopedNumThreads();
+  ScopedNumThreads(const ScopedNumThreads&) = delete;
+  ScopedNumThreads& operator=(const ScopedNumThreads&) = delete;
+
+ private:
+  int previous_;
+};
 
 // Calls fn(thread_index, begin, end) on contiguous, near-equal ranges of [0, n), one per
 // thread, using at most `max_threads` threads and at least `min_per_thread` items each.

@@ -17,6 +17,7 @@
 #include "device_tensor.h"
 #include "runtime/executor.h"
 #include "runtime/memory.h"
+#include "runtime/parallel.h"
 #include "runtime/stream.h"
 #include "tensor/tensor.h"
 
@@ -317,6 +318,26 @@ TEST(Executor, RepeatableOperatorSeesCurrentData) {
   }
   EXPECT_EQ(aclDestroyAclOpExecutor(ex), 0);
   if (ws) aclrtFree(ws);
+}
+
+// ScopedNumThreads changes only its own thread's count, nests, and restores on exit.
+TEST(Threads, ScopedCountIsPerThreadAndNests) {
+  const int base = aclnn_cpu::NumThreads();
+  {
+    aclnn_cpu::ScopedNumThreads outer(3);
+    EXPECT_EQ(aclnn_cpu::NumThreads(), 3);
+    int other = 0;
+    std::thread([&] { other = aclnn_cpu::NumThreads(); }).join();
+    EXPECT_EQ(other, base);
+    {
+      aclnn_cpu::ScopedNumThreads inner(5);
+      EXPECT_EQ(aclnn_cpu::NumThreads(), 5);
+      aclnn_cpu::ScopedNumThreads none(0);  // no override: the enclosing one stays
+      EXPECT_EQ(aclnn_cpu::NumThreads(), 5);
+    }
+    EXPECT_EQ(aclnn_cpu::NumThreads(), 3);
+  }
+  EXPECT_EQ(aclnn_cpu::NumThreads(), base);
 }
 
 TEST(Memory, AlignmentPaddingAndTracking) {
