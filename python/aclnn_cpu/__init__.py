@@ -1,0 +1,126 @@
+"""aclnn_cpu: Huawei CANN's aclnn loss operators on CPUs, for NumPy arrays and PyTorch tensors.
+
+The four functions here take any CPU array with ``__dlpack__`` or the buffer protocol (NumPy,
+PyTorch, ml_dtypes' bfloat16, ...) without copying it: strides and offsets are passed to the
+library as they are. Outputs come back in the caller's array type, or are written in place into
+``out=``. Every refusal raises an :class:`AclnnError` (a ``ValueError`` or ``TypeError``
+subclass) whose message is the library's sentence, and writes nothing. The GIL is released
+while an operator runs. ``aclnn_cpu.torch`` has the PyTorch custom operators with autograd.
+See docs/python.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+from . import _C
+from ._ops import (
+    OPS,
+    AclnnError,
+    AclnnRuntimeError,
+    AclnnTypeError,
+    AclnnValueError,
+    empty_like_kind,
+    get_num_threads,
+    set_num_threads,
+)
+from ._ops import _ACL_BY_NAME, ACL_DT_UNDEFINED, acl_dtype
+
+__all__ = [
+    "AclnnError", "AclnnValueError", "AclnnTypeError", "AclnnRuntimeError",
+    "log_softmax", "log_softmax_backward", "cross_entropy_loss", "cross_entropy_loss_grad",
+    "CrossEntropyLossResult", "set_num_threads", "get_num_threads", "cpu_target", "OPS",
+]
+__version__ = "0.1.0"
+
+
+def cpu_target() -> str:
+    """The SIMD target the operators run on (Highway's name: "AVX2", "AVX3", "NEON", ...)."""
+    return _C.cpu_target()
+
+
+def _acl_of(dtype: Any) -> int:
+    if dtype is None:
+        return ACL_DT_UNDEFINED
+    name = str(dtype)
+    name = name[6:] if name.startswith("torch.") else name
+    if name not in _ACL_BY_NAME:
+        raise TypeError(f"aclnn_cpu: dtype {dtype} has no CANN data type.")
+    return _ACL_BY_NAME[name]
+
+
+def log_softmax(input: Any, dim: int = -1, *, dtype: Any = None, out: Any = None) -> Any:
+    """``aclnnLogSoftmax``: ``input - logsumexp(input, dim)`` along ``dim``.
+
+    ``dtype`` (or ``out``'s dtype) is the result's dtype (default: the input's)."""
+    return OPS["log_softmax"]({"self": input, "out": out}, dim=dim, out_dtype=_acl_of(dtype))["out"]
+
+
+def log_softmax_backward(grad_output: Any, output: Any, dim: int = -1, *, dtype: Any = None,
+                         out: Any = None) -> Any:
+    """``aclnnLogSoftmaxBackward``: the gradient of log_softmax with respect to its input,
+    ``grad_output - exp(output) * sum(grad_output, dim)``, given its ``output``."""
+    r = OPS["log_softmax_backward"]({"gradOutput": grad_output, "output": output, "out": out},
+                                    dim=dim, out_dtype=_acl_of(dtype))
+    return r["out"]
+
+
+class CrossEntropyLossResult(NamedTuple):
+    """The outputs of :func:`cross_entropy_loss`: ``loss`` (the z-loss included), ``log_prob``
+    (N, C), ``z_loss`` (when ``return_z_loss``) and ``lse`` (when ``z_loss_scale != 0``)."""
+
+    loss: Any
+    log_prob: Any
+    z_loss: Optional[Any]
+    lse: Optional[Any]
+
+
+def cross_entropy_loss(input: Any, target: Any, weight: Any = None, *, reduction: str = "mean",
+                       ignore_index: int = -100, label_smoothing: float = 0.0,
+                       z_loss_scale: float = 0.0, return_z_loss: bool = False,
+                       out: Optional[tuple] = None) -> CrossEntropyLossResult:
+    """``aclnnCrossEntropyLoss`` on logits ``input`` (N, C) and class indices ``target`` (N,),
+    int64 or int32, with PyTorch's arguments plus the z-loss scale (``z_loss_scale * lse**2``
+    per row, added to the loss). ``out`` is an optional 4-tuple of arrays (entries may be
+    None) written in place."""
+    outs = tuple(out) if out is not None else (None,) * 4
+    if len(outs) != 4:
+        raise TypeError("aclnn_cpu.cross_entropy_loss: out must have 4 entries "
+                        "(loss, log_prob, z_loss, lse).")
+    r = OPS["cross_entropy_loss"](
+        {"input": input, "target": target, "weightOptional": weight, "lossOut": outs[0],
+         "logProbOut": outs[1], "zlossOut": outs[2], "lseForZlossOut": outs[3]},
+        reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
+        zloss=z_loss_scale, return_zloss=return_z_loss)
+    return CrossEntropyLossResult(r["lossOut"], r["logProbOut"],
+                                  r["zlossOut"] if return_z_loss else None,
+                                  r["lseForZlossOut"] if z_loss_scale != 0.0 else None)
+
+
+def _as_array_like(value: Any, ref: Any, shape: tuple) -> Any:
+    """A Python number as a full array of `ref`'s library and dtype; arrays pass through."""
+    if hasattr(value, "shape"):
+        return value
+    a = empty_like_kind(ref, shape, acl_dtype(ref))
+    a[...] = value
+    return a
+
+
+def cross_entropy_loss_grad(grad_loss: Any, log_prob: Any, target: Any, weight: Any = None, *,
+                            grad_z_loss: Any = None, lse: Any = None, reduction: str = "mean",
+                            ignore_index: int = -100, label_smoothing: float = 0.0,
+                            z_loss_scale: float = 0.0, out: Any = None) -> Any:
+    """``aclnnCrossEntropyLossGrad``: the gradient with respect to the logits, given the
+    forward's ``log_prob`` and the loss gradient ``grad_loss`` (a number or an array shaped like
+    the loss); ``grad_z_loss`` and ``lse`` as CANN's ``gradZlossOptional`` and
+    ``lseForZlossOptional``."""
+    loss_shape = (log_prob.shape[0],) if reduction == "none" else ()
+    grad_loss = _as_array_like(grad_loss, log_prob, loss_shape)
+    if grad_z_loss is not None:
+        grad_z_loss = _as_array_like(grad_z_loss, log_prob, loss_shape)
+    r = OPS["cross_entropy_loss_grad"](
+        {"gradLoss": grad_loss, "logProb": log_prob, "target": target, "weightOptional": weight,
+         "gradZlossOptional": grad_z_loss, "lseForZlossOptional": lse, "out": out},
+        reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
+        zloss=z_loss_scale)
+    return r["out"]

@@ -1,0 +1,211 @@
+"""PyTorch integration: custom operators (``torch.ops.aclnn_cpu.*``) with fake implementations
+and autograd, and drop-in ``cross_entropy`` / ``CrossEntropyLoss`` / ``log_softmax``.
+
+The operators are registered with ``torch.library.custom_op``: ``torch.compile`` sees them as
+opaque calls (their fake implementations give the output shapes), the backward of each forward
+runs the library's gradient operator, and ``torch.library.opcheck`` passes on all of them. They
+run on CPU tensors only; anything the library does not support raises ``NotImplementedError``
+naming the limit instead of falling back to PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+import aclnn_cpu as _ac
+
+__all__ = ["cross_entropy", "CrossEntropyLoss", "log_softmax"]
+
+
+def _contiguous_like(t: Tensor, dtype: Optional[torch.dtype] = None) -> Tensor:
+    return t.new_empty(t.shape, dtype=dtype if dtype is not None else t.dtype)
+
+
+# ---- log_softmax ----------------------------------------------------------------------------
+
+@torch.library.custom_op("aclnn_cpu::log_softmax", mutates_args=(), device_types="cpu")
+def _log_softmax(input: Tensor, dim: int, dtype: Optional[torch.dtype]) -> Tensor:
+    return _ac.log_softmax(input, dim, dtype=dtype)
+
+
+@_log_softmax.register_fake
+def _(input, dim, dtype):
+    return _contiguous_like(input, dtype)
+
+
+@torch.library.custom_op("aclnn_cpu::log_softmax_backward", mutates_args=(), device_types="cpu")
+def _log_softmax_backward(grad_output: Tensor, output: Tensor, dim: int,
+                          dtype: torch.dtype) -> Tensor:
+    return _ac.log_softmax_backward(grad_output, output, dim, dtype=dtype)
+
+
+@_log_softmax_backward.register_fake
+def _(grad_output, output, dim, dtype):
+    return _contiguous_like(grad_output, dtype)
+
+
+def _log_softmax_setup(ctx, inputs, output):
+    input, dim, _ = inputs
+    ctx.dim = dim
+    ctx.input_dtype = input.dtype
+    ctx.save_for_backward(output)
+
+
+def _log_softmax_grad(ctx, grad):
+    (output,) = ctx.saved_tensors
+    if output.dtype == torch.float64:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.log_softmax: no gradient for float64 (aclnnLogSoftmaxBackward "
+            "takes float32, float16 and bfloat16, as CANN's).")
+    if grad.dtype != output.dtype:
+        grad = grad.to(output.dtype)
+    return _log_softmax_backward(grad, output, ctx.dim, ctx.input_dtype), None, None
+
+
+_log_softmax.register_autograd(_log_softmax_grad, setup_context=_log_softmax_setup)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Optional[torch.dtype] = None) -> Tensor:
+    """``torch.nn.functional.log_softmax`` through ``aclnnLogSoftmax`` (and
+    ``aclnnLogSoftmaxBackward`` for the gradient). ``dtype``: the result's dtype; the input is
+    converted to it first, as in PyTorch."""
+    _check_cpu("log_softmax", input)
+    return _log_softmax(input, dim, dtype)
+
+
+# ---- cross_entropy --------------------------------------------------------------------------
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_loss", mutates_args=(), device_types="cpu")
+def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Optional[Tensor], reduction: str,
+                        ignore_index: int, label_smoothing: float,
+                        z_loss_scale: float) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    # lse is written only with a z-loss; zero it otherwise so the output is always defined.
+    lse = input.new_empty((input.shape[0],)) if z_loss_scale != 0.0 else \
+        input.new_zeros((input.shape[0],))
+    r = _ac.cross_entropy_loss(input, target, weight, reduction=reduction,
+                               ignore_index=ignore_index, label_smoothing=label_smoothing,
+                               z_loss_scale=z_loss_scale, return_z_loss=True,
+                               out=(None, None, None, lse))
+    return r.loss, r.log_prob, r.z_loss, lse
+
+
+def _loss_shape(input: Tensor, reduction: str):
+    return (input.shape[0],) if reduction == "none" else ()
+
+
+@_cross_entropy_loss.register_fake
+def _(input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale):
+    shape = _loss_shape(input, reduction)
+    return (input.new_empty(shape), _contiguous_like(input), input.new_empty(shape),
+            input.new_empty((input.shape[0],)))
+
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_loss_grad", mutates_args=(),
+                         device_types="cpu")
+def _cross_entropy_loss_grad(grad_loss: Tensor, log_prob: Tensor, target: Tensor,
+                             weight: Optional[Tensor], grad_z_loss: Optional[Tensor],
+                             lse: Optional[Tensor], reduction: str, ignore_index: int,
+                             label_smoothing: float, z_loss_scale: float) -> Tensor:
+    return _ac.cross_entropy_loss_grad(grad_loss, log_prob, target, weight,
+                                       grad_z_loss=grad_z_loss, lse=lse, reduction=reduction,
+                                       ignore_index=ignore_index,
+                                       label_smoothing=label_smoothing,
+                                       z_loss_scale=z_loss_scale)
+
+
+@_cross_entropy_loss_grad.register_fake
+def _(grad_loss, log_prob, target, weight, grad_z_loss, lse, reduction, ignore_index,
+      label_smoothing, z_loss_scale):
+    return _contiguous_like(log_prob)
+
+
+def _cross_entropy_setup(ctx, inputs, output):
+    _, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale = inputs
+    _, log_prob, _, lse = output
+    ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale)
+    ctx.save_for_backward(log_prob, target, weight, lse if z_loss_scale != 0.0 else None)
+    ctx.mark_non_differentiable(log_prob, lse)
+
+
+def _cross_entropy_grad(ctx, grad_loss, grad_log_prob, grad_z_loss, grad_lse):
+    log_prob, target, weight, lse = ctx.saved_tensors
+    reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
+    z = z_loss_scale != 0.0
+    grad_input = _cross_entropy_loss_grad(
+        grad_loss.to(log_prob.dtype), log_prob, target, weight,
+        grad_z_loss.to(log_prob.dtype) if z else None, lse, reduction, ignore_index,
+        label_smoothing, z_loss_scale)
+    return grad_input, None, None, None, None, None, None
+
+
+_cross_entropy_loss.register_autograd(_cross_entropy_grad, setup_context=_cross_entropy_setup)
+
+
+def _check_cpu(fn: str, *tensors: Optional[Tensor]) -> None:
+    for t in tensors:
+        if t is not None and t.device.type != "cpu":
+            raise NotImplementedError(
+                f"aclnn_cpu.torch.{fn}: runs on CPU tensors only; got one on {t.device}.")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                  size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0, *,
+                  z_loss_scale: float = 0.0, return_z_loss: bool = False):
+    """``torch.nn.functional.cross_entropy`` through ``aclnnCrossEntropyLoss`` and, for the
+    gradient, ``aclnnCrossEntropyLossGrad``, for (N, C) or (C,) logits and class-index targets
+    (int64 or int32).
+
+    ``z_loss_scale`` adds ``z_loss_scale * logsumexp(input)**2`` per row to the loss (the
+    z-loss of PaLM, reduced like the loss); with ``return_z_loss`` the result is
+    ``(loss, z_loss)``, the z-loss being the part of the loss it contributed.
+
+    Not supported (``NotImplementedError``): class-probability targets, inputs with more than
+    two dimensions, tensors not on the CPU.
+    """
+    if size_average is not None or reduce is not None:
+        reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
+    _check_cpu("cross_entropy", input, target, weight)
+    if target.is_floating_point():
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: class-probability targets (a floating target) are "
+            "not supported; pass class indices.")
+    if input.dim() not in (1, 2):
+        raise NotImplementedError(
+            f"aclnn_cpu.torch.cross_entropy: supports (N, C) and (C,) inputs; got a "
+            f"{input.dim()}-d input of shape {tuple(input.shape)}.")
+    unbatched = input.dim() == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    loss, _, z_loss, _ = _cross_entropy_loss(input, target, weight, reduction, ignore_index,
+                                             float(label_smoothing), float(z_loss_scale))
+    if unbatched and reduction == "none":
+        loss, z_loss = loss.squeeze(0), z_loss.squeeze(0)
+    return (loss, z_loss) if return_z_loss else loss
+
+
+class CrossEntropyLoss(torch.nn.Module):
+    """``torch.nn.CrossEntropyLoss`` through :func:`cross_entropy` (same arguments, plus
+    ``z_loss_scale`` and ``return_z_loss``)."""
+
+    def __init__(self, weight: Optional[Tensor] = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                 label_smoothing: float = 0.0, *, z_loss_scale: float = 0.0,
+                 return_z_loss: bool = False):
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
+        self.register_buffer("weight", weight)
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+        self.label_smoothing = label_smoothing
+        self.z_loss_scale = z_loss_scale
+        self.return_z_loss = return_z_loss
+
+    def forward(self, input: Tensor, target: Tensor):
+        return cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                             reduction=self.reduction, label_smoothing=self.label_smoothing,
+                             z_loss_scale=self.z_loss_scale, return_z_loss=self.return_z_loss)

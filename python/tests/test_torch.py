@@ -1,0 +1,177 @@
+"""aclnn_cpu.torch: the custom operators (opcheck, torch.compile, autograd) and the drop-in
+cross_entropy / CrossEntropyLoss / log_softmax against torch.nn.functional in float64."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import aclnn_cpu
+import aclnn_cpu.torch as at
+from conftest import assert_close, logits, reference_cross_entropy, targets
+
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+OPTIONS = [
+    dict(reduction="mean"), dict(reduction="sum"), dict(reduction="none"),
+    dict(reduction="mean", weight=True, label_smoothing=0.1),
+    dict(reduction="none", weight=True), dict(reduction="sum", label_smoothing=0.3),
+    dict(reduction="mean", ignore_index=2), dict(reduction="mean", z_loss_scale=1e-3),
+]
+
+
+def _ids(o):
+    return "+".join(f"{k}={v}" for k, v in o.items())
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("opts", OPTIONS, ids=_ids)
+def test_cross_entropy_matches_functional(dtype, opts, rng):
+    n, c = 29, 131
+    ii = opts.get("ignore_index", -100)
+    x = logits(n, c, dtype, rng).requires_grad_()
+    t = targets(n, c, rng, ignore_index=ii)
+    w = (torch.rand(c, generator=rng) + 0.5) if opts.get("weight") else None
+    red, ls, z = opts["reduction"], opts.get("label_smoothing", 0.0), opts.get("z_loss_scale", 0.0)
+    loss = at.cross_entropy(x, t, w, ignore_index=ii, reduction=red, label_smoothing=ls,
+                            z_loss_scale=z)
+    ref, _, xd = reference_cross_entropy(x, t, w, red, ii, ls, z)
+    assert loss.dtype == dtype
+    assert_close(loss, ref, dtype, n * c)
+    upstream = torch.randn(loss.shape, generator=rng, dtype=torch.float64)
+    upstream = upstream.to(dtype)
+    (g,) = torch.autograd.grad(loss, x, upstream)
+    (g_ref,) = torch.autograd.grad(ref, xd, upstream.double())
+    assert g.dtype == dtype
+    lp_max = F.log_softmax(xd.detach(), 1).abs().max().item()
+    assert_close(g, g_ref, dtype, c, lp_max)
+
+
+def test_cross_entropy_returns_z_loss_and_int32_targets(rng):
+    x = logits(16, 50, torch.float32, rng).requires_grad_()
+    t = targets(16, 50, rng, dtype=torch.int32)
+    loss, zl = at.cross_entropy(x, t, z_loss_scale=1e-2, return_z_loss=True)
+    ref, ref_zl, xd = reference_cross_entropy(x, t, None, "mean", -100, 0.0, 1e-2)
+    assert_close(loss, ref, torch.float32, 800)
+    assert_close(zl, ref_zl, torch.float32, 800)
+    # The z-loss output's own gradient: d(loss + zl)/dx = d(CE)/dx + 2 d(zl)/dx.
+    (g,) = torch.autograd.grad(loss + zl, x)
+    (g_ref,) = torch.autograd.grad(ref + ref_zl, xd)
+    assert_close(g, g_ref, torch.float32, 50, F.log_softmax(xd.detach(), 1).abs().max().item())
+
+
+def test_unbatched_input_and_module(rng):
+    x = logits(1, 40, torch.float32, rng)[0].requires_grad_()
+    t = torch.tensor(7)
+    for red in ("mean", "sum", "none"):
+        loss = at.CrossEntropyLoss(reduction=red, label_smoothing=0.05)(x, t)
+        ref = torch.nn.CrossEntropyLoss(reduction=red, label_smoothing=0.05)(x.double(), t)
+        assert loss.shape == ref.shape == ()
+        assert_close(loss, ref, torch.float32, 40)
+    legacy = at.cross_entropy(x[None], t[None], size_average=False)
+    assert_close(legacy, F.cross_entropy(x[None].double(), t[None], reduction="sum"),
+                 torch.float32, 40)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_log_softmax_with_autograd(dtype, rng):
+    x = (torch.randn(6, 7, 8, generator=rng) * 2).to(dtype).requires_grad_()
+    y = at.log_softmax(x, 1)
+    xd = x.detach().double().requires_grad_()
+    y_ref = F.log_softmax(xd, 1)
+    assert_close(y, y_ref, dtype, 7)
+    up = torch.randn(y.shape, generator=rng, dtype=torch.float64)
+    (g,) = torch.autograd.grad(y, x, up.to(dtype))
+    (g_ref,) = torch.autograd.grad(y_ref, xd, up.to(dtype).double())
+    assert_close(g, g_ref, dtype, 7, y_ref.detach().abs().max().item())
+
+
+def test_log_softmax_dtype_argument(rng):
+    x = torch.randn(5, 9, generator=rng).to(torch.bfloat16)
+    y = at.log_softmax(x, -1, dtype=torch.float32)
+    assert y.dtype == torch.float32
+    assert_close(y, F.log_softmax(x.double(), -1), torch.float32, 9)
+
+
+def test_unsupported_inputs_raise_not_implemented(rng):
+    x = torch.randn(4, 5, 6)
+    with pytest.raises(NotImplementedError, match="supports \\(N, C\\) and \\(C,\\) inputs; got a 3-d"):
+        at.cross_entropy(x, torch.zeros(4, 6, dtype=torch.long))
+    with pytest.raises(NotImplementedError, match="class-probability targets"):
+        at.cross_entropy(x[:, :, 0], torch.softmax(x[:, :, 0], 1))
+    with pytest.raises(NotImplementedError, match="no gradient for float64"):
+        xd = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+        at.log_softmax(xd, 1).sum().backward()
+
+
+def test_library_errors_surface_as_exceptions(rng):
+    x = torch.randn(4, 5)
+    with pytest.raises(aclnn_cpu.AclnnValueError, match=r"target\[1\] = 9 is neither ignoreIndex"):
+        at.cross_entropy(x, torch.tensor([0, 9, 1, 2]))
+    with pytest.raises(aclnn_cpu.AclnnValueError, match="labelSmoothing -0.5 is outside"):
+        at.cross_entropy(x, torch.tensor([0, 1, 1, 2]), label_smoothing=-0.5)
+
+
+def _opcheck_cases(rng):
+    x = logits(11, 23, torch.float32, rng)
+    t = targets(11, 23, rng)
+    t2 = t.clone()
+    t2[t2 == -100] = 4
+    w = torch.rand(23, generator=rng) + 0.5
+    return [
+        (torch.ops.aclnn_cpu.cross_entropy_loss.default,
+         (x.clone().requires_grad_(), t, None, "mean", -100, 0.0, 0.0)),
+        (torch.ops.aclnn_cpu.cross_entropy_loss.default,
+         (x.clone().requires_grad_(), t, w, "none", -100, 0.1, 1e-3)),
+        (torch.ops.aclnn_cpu.cross_entropy_loss.default,
+         (x.to(torch.bfloat16).requires_grad_(), t2.int(), w, "sum", 4, 0.2, 0.0)),
+        (torch.ops.aclnn_cpu.cross_entropy_loss_grad.default,
+         (torch.tensor(0.5), F.log_softmax(x, 1), t, w, None, None, "mean", -100, 0.1, 0.0)),
+        (torch.ops.aclnn_cpu.cross_entropy_loss_grad.default,
+         (torch.rand(11), F.log_softmax(x, 1), t, None, torch.rand(11),
+          torch.logsumexp(x, 1), "none", -100, 0.0, 1e-2)),
+        (torch.ops.aclnn_cpu.log_softmax.default, (x.clone().requires_grad_(), 1, None)),
+        (torch.ops.aclnn_cpu.log_softmax.default,
+         (torch.randn(3, 4, 5, generator=rng), 0, torch.float64)),  # no float64 gradient
+        (torch.ops.aclnn_cpu.log_softmax_backward.default,
+         (torch.randn(11, 23, generator=rng), F.log_softmax(x, 1), 1, torch.float32)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_opcheck(case, rng):
+    op, args = _opcheck_cases(rng)[case]
+    torch.library.opcheck(op, args)
+
+
+def test_torch_compile_fullgraph_matches_eager(rng):
+    x = logits(32, 97, torch.float32, rng)
+    t = targets(32, 97, rng)
+    w = torch.rand(97, generator=rng) + 0.5
+
+    def step(x, t, w):
+        # Only exact arithmetic around the opaque calls, so that compiled and eager agree bit
+        # for bit.
+        y = at.log_softmax(x * 2.0, 1)
+        return at.cross_entropy(y, t, w, label_smoothing=0.1) * 0.5
+
+    compiled = torch.compile(step, fullgraph=True, backend="inductor")
+    xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
+    le, lc = step(xe, t, w), compiled(xc, t, w)
+    le.backward()
+    lc.backward()
+    assert torch.equal(le, lc)
+    assert torch.equal(xe.grad, xc.grad)
+
+
+def test_threads_follow_torch_get_num_threads():
+    # The library logs each plan with its thread count (ASCEND_GLOBAL_LOG_LEVEL=0).
+    code = ("import torch, aclnn_cpu.torch as at\n"
+            "torch.set_num_threads(1)\n"
+            "at.cross_entropy(torch.randn(4096, 512), torch.zeros(4096, dtype=torch.long))\n")
+    env = dict(os.environ, ASCEND_GLOBAL_LOG_LEVEL="0", ACLNN_CPU_NUM_THREADS="2")
+    log = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stderr
+    assert "up to 1 threads" in log, log[-2000:]
