@@ -2,7 +2,9 @@
 # The main job: build the library, install the SDK to ./_install, build the example programs of
 # examples/ against that install exactly as CANN documents (CMake, -std=c++11, SDK path from
 # the environment after `source set_env.sh`), and run them; then a demo of the installed
-# aclnn-cpu-driver checking and timing a small problem of every operator and option.
+# aclnn-cpu-driver checking and timing a small problem of every operator and option; then the
+# Python package installed into the project's cached environment (PyTorch from PyPI) and its
+# training demo, PyTorch's loss against ours (scripts/python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -33,3 +35,4 @@ env -i PATH="$PATH" HOME="${HOME:-/root}" bash -c '
   echo "== aclnn-cpu-driver --batch driver/problems/smoke.txt --check --perf"
   aclnn-cpu-driver --batch driver/problems/smoke.txt --check --perf --reps 5
 '
+bash scripts/python.sh demo

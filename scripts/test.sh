@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: configure, build and run CTest in each configuration of
-# ACLNN_CPU_TEST_CONFIGS (default: fuzz release asan tsan aarch64):
+# ACLNN_CPU_TEST_CONFIGS (default: fuzz python release asan tsan aarch64):
 #   fuzz     - both libFuzzer targets for 60 s each (scripts/fuzz.sh; clang, ASan + UBSan)
+#   python   - the Python package: pip install . into the project's cached environment
+#              (PyTorch from PyPI), then pytest (scripts/python.sh)
 #   release  - optimized build, every test
 #   asan     - AddressSanitizer + UndefinedBehaviorSanitizer (leaks included)
 #   tsan     - ThreadSanitizer, with clang and LLVM's libomp + Archer so OpenMP is understood
@@ -11,12 +13,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
-configs=${ACLNN_CPU_TEST_CONFIGS:-fuzz release asan tsan aarch64}
+configs=${ACLNN_CPU_TEST_CONFIGS:-fuzz python release asan tsan aarch64}
 for cfg in $configs; do
   start=$(date +%s)
   if [ "$cfg" = fuzz ]; then
     bash scripts/fuzz.sh 60
     echo "== [fuzz] done in $(( $(date +%s) - start )) s"
+    continue
+  fi
+  if [ "$cfg" = python ]; then
+    bash scripts/python.sh test
+    echo "== [python] done in $(( $(date +%s) - start )) s"
     continue
   fi
   if [ "$cfg" = aarch64 ]; then

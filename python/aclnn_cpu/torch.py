@@ -177,6 +177,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
         raise NotImplementedError(
             f"aclnn_cpu.torch.cross_entropy: supports (N, C) and (C,) inputs; got a "
             f"{input.dim()}-d input of shape {tuple(input.shape)}.")
+    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
+        weight = weight.float()  # PyTorch wants the input's dtype, CANN float32: exact either way
     unbatched = input.dim() == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The Python package in the project's cached environment (scripts/venv.sh): `pip install .`
+# (an incremental CMake build under build-python/), then the given step:
+#   demo   - the training demo (examples/python/train_demo.py): PyTorch's loss and ours
+#   test   - the pytest suite (python/tests)
+#   bench  - the loss-step benchmark against PyTorch eager and torch.compile
+#            (bench/python_step_bench.py; extra arguments go to it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+step=${1:?usage: scripts/python.sh demo|test|bench [args]}
+shift
+venv=$(bash scripts/venv.sh)
+echo "== [python] pip install . into $venv"
+"$venv/bin/python" -m pip install --quiet .
+# Run from outside the checkout, so that `import aclnn_cpu` is the installed package.
+root=$PWD
+cd "${TMPDIR:-/tmp}"
+case $step in
+  demo) "$venv/bin/python" "$root/examples/python/train_demo.py" "$@" ;;
+  test) "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" "$@" ;;
+  bench) "$venv/bin/python" "$root/bench/python_step_bench.py" "$@" ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+esac
