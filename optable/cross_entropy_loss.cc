@@ -1,4 +1,6 @@
-// aclnnCrossEntropyLoss in the operator table.
+// aclnnCrossEntropyLoss in the operator table, and the extension aclnnCpuCrossEntropyLoss (the
+// same operator with fp32 loss, z-loss and log-sum-exp outputs for every input dtype).
+#include "aclnn_cpu/aclnn_cpu_ext.h"
 #include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "cross_entropy_common.h"
 #include "device_tensor.h"
@@ -10,13 +12,17 @@ namespace {
 
 enum { kInput, kTarget, kWeight, kLossOut, kLogProbOut, kZlossOut, kLseOut };
 
-std::vector<TensorDecl> Declare(const Problem& p) {
+// `stats`: the dtype of lossOut, zlossOut and lseForZlossOut.
+std::vector<TensorDecl> DeclareWith(const Problem& p, aclDataType stats) {
   const int64_t n = p.shape[0], c = p.shape[1];
   return {{true, p.dtype, p.shape},   {true, p.target_dtype, {n}},
-          {p.weight, ACL_FLOAT, {c}}, {true, p.dtype, ce::LossShape(p)},
-          {true, p.dtype, p.shape},   {true, p.dtype, ce::LossShape(p)},
-          {true, p.dtype, {n}}};
+          {p.weight, ACL_FLOAT, {c}}, {true, stats, ce::LossShape(p)},
+          {true, p.dtype, p.shape},   {true, stats, ce::LossShape(p)},
+          {true, stats, {n}}};
 }
+
+std::vector<TensorDecl> Declare(const Problem& p) { return DeclareWith(p, p.dtype); }
+std::vector<TensorDecl> DeclareFloatStats(const Problem& p) { return DeclareWith(p, ACL_FLOAT); }
 
 void Fill(const Problem& p, std::mt19937_64& rng, Values* v) {
   (*v)[kInput] = testing_support::Normal(rng, ref::Numel(p.shape), 0.0, 2.0);
@@ -24,11 +30,12 @@ void Fill(const Problem& p, std::mt19937_64& rng, Values* v) {
   if (p.weight) (*v)[kWeight] = ce::Weights(p, rng);
 }
 
+// The phase-1 call of `fn` (CANN's entry point or the extension's: the same parameters).
+template <decltype(&aclnnCrossEntropyLossGetWorkspaceSize) fn>
 int Phase1(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
   aclTensor* const* t = a.tensors;
-  return aclnnCrossEntropyLossGetWorkspaceSize(
-      t[kInput], t[kTarget], t[kWeight], a.reduction, a.ignore_index, a.label_smoothing, a.zloss,
-      a.return_zloss, t[kLossOut], t[kLogProbOut], t[kZlossOut], t[kLseOut], ws, ex);
+  return fn(t[kInput], t[kTarget], t[kWeight], a.reduction, a.ignore_index, a.label_smoothing,
+            a.zloss, a.return_zloss, t[kLossOut], t[kLogProbOut], t[kZlossOut], t[kLseOut], ws, ex);
 }
 
 std::vector<Expected> Reference(const Problem& p, const Values& in) {
@@ -43,17 +50,38 @@ std::vector<Expected> Reference(const Problem& p, const Values& in) {
   return v;
 }
 
+// Its kernels are aclnnCrossEntropyLoss's: one 16-bit row, where the fp32 stores differ.
+std::vector<Problem> FloatStatsBenchProblems(const OpSpec* op) {
+  Problem p = op->all_options(DefaultProblem(op));
+  p.shape = {8192, 50257};
+  p.dtype = ACL_BF16;
+  p.zloss = 0.0;
+  p.ignore_every = 17;
+  return {p};
+}
+
+const std::vector<Param> kParams = {
+    {"input", Role::kInput, false},          {"target", Role::kInput, false},
+    {"weightOptional", Role::kInput, true},  {"lossOut", Role::kOutput, false},
+    {"logProbOut", Role::kOutput, false},    {"zlossOut", Role::kOutput, false},
+    {"lseForZlossOut", Role::kOutput, false}};
+
+OpSpec FloatStatsSpec() {
+  OpSpec s = ce::MakeSpec("cross_entropy_loss_fp32", "ce_fp32", "aclnnCpuCrossEntropyLoss", kParams,
+                          DeclareFloatStats, Fill, Phase1<aclnnCpuCrossEntropyLossGetWorkspaceSize>,
+                          aclnnCpuCrossEntropyLoss, Reference);
+  s.bench_problems = FloatStatsBenchProblems;
+  return s;
+}
+
 }  // namespace
 
 extern const OpSpec kCrossEntropyLoss;  // external linkage (op_table.cc lists it)
-// clang-format off
-const OpSpec kCrossEntropyLoss = ce::MakeSpec(
-    "cross_entropy_loss", "ce", "aclnnCrossEntropyLoss",
-    {{"input", Role::kInput, false}, {"target", Role::kInput, false},
-     {"weightOptional", Role::kInput, true},
-     {"lossOut", Role::kOutput, false}, {"logProbOut", Role::kOutput, false},
-     {"zlossOut", Role::kOutput, false}, {"lseForZlossOut", Role::kOutput, false}},
-    Declare, Fill, Phase1, aclnnCrossEntropyLoss, Reference);
-// clang-format on
+const OpSpec kCrossEntropyLoss =
+    ce::MakeSpec("cross_entropy_loss", "ce", "aclnnCrossEntropyLoss", kParams, Declare, Fill,
+                 Phase1<aclnnCrossEntropyLossGetWorkspaceSize>, aclnnCrossEntropyLoss, Reference);
+
+extern const OpSpec kCpuCrossEntropyLoss;  // external linkage (op_table.cc lists it)
+const OpSpec kCpuCrossEntropyLoss = FloatStatsSpec();
 
 }  // namespace optable

@@ -12,10 +12,12 @@ extern const OpSpec kLogSoftmaxBackward;
 extern const OpSpec kLogSoftmax;
 extern const OpSpec kCrossEntropyLossGrad;
 extern const OpSpec kCrossEntropyLoss;
+extern const OpSpec kCpuCrossEntropyLoss;
 
 const std::vector<const OpSpec*>& Ops() {
   static const std::vector<const OpSpec*> ops = {&kLogSoftmaxBackward, &kLogSoftmax,
-                                                 &kCrossEntropyLossGrad, &kCrossEntropyLoss};
+                                                 &kCrossEntropyLossGrad, &kCrossEntropyLoss,
+                                                 &kCpuCrossEntropyLoss};
   return ops;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "aclnn_cpu/aclnn_cpu_ext.h"
 #include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "ce_problem.h"
 #include "check.h"
@@ -178,6 +179,36 @@ TEST(CrossEntropyLossExample, DocumentedValues) {
   EXPECT_TRUE(t.lse->Untouched());    // scale 0
 }
 
+// The extension's point: a bf16 input's loss rounded once to fp32, not to bf16 (CANN's).
+TEST(CpuCrossEntropyLoss, Fp32LossForBf16Input) {
+  CeConfig cfg;
+  cfg.n = 2;
+  cfg.c = 5;
+  cfg.dtype = ACL_BF16;
+  CeFwdTensors t = MakeTensors(cfg);
+  t.input->Set({5, 0, 3, 3, 7, 9, 3, 5, 2, 4});  // exact in bf16
+  t.target->Set({0, 0});
+  ASSERT_EQ(RunCe(cfg, t, false, "mean").status, 0);
+  EXPECT_EQ(t.loss->Get()[0], 1.09375);  // 1.093754 rounded to bf16
+  DeviceTensor loss(ACL_FLOAT, {}), zloss(ACL_FLOAT, {}), lse(ACL_FLOAT, {2});
+  DeviceTensor log_prob(ACL_BF16, {2, 5});
+  const OpResult r = RunOp(
+      [&](uint64_t* ws, aclOpExecutor** ex) {
+        return aclnnCpuCrossEntropyLossGetWorkspaceSize(
+            t.input->get(), t.target->get(), nullptr, const_cast<char*>("mean"), -100, 0.0, 1e-2,
+            true, loss.get(), log_prob.get(), zloss.get(), lse.get(), ws, ex);
+      },
+      aclnnCpuCrossEntropyLoss);
+  ASSERT_EQ(r.status, 0) << r.message;
+  // lse of the rows: 7.159461 and 9.028047; z-loss 0.01 * mean of their squares.
+  const double zl = 0.01 * (7.159461 * 7.159461 + 9.028047 * 9.028047) / 2;
+  EXPECT_NEAR(zloss.Get()[0], zl, 1e-6);
+  EXPECT_NEAR(loss.Get()[0], 1.093754 + zl, 2e-6);
+  EXPECT_NEAR(lse.Get()[0], 7.159461, 1e-6);
+  EXPECT_NEAR(lse.Get()[1], 9.028047, 1e-6);
+  EXPECT_EQ(log_prob.Get(), t.log_prob->Get());  // logProb is the same bf16 as CANN's operator
+}
+
 TEST(CrossEntropyLossTargets, OutOfRangeWritesNothing) {
   CeConfig cfg;
   cfg.n = 3;
@@ -222,6 +253,7 @@ struct CeFwdValidationCase {
   const char* reduction = "mean";
   double ls = 0.0, z = 0.0;
   int null_arg = 0;  // 1 input, 2 target, 3 lossOut, 4 logProbOut, 5 zlossOut, 6 lseOut
+  bool ext = false;  // through aclnnCpuCrossEntropyLoss (fp32 loss outputs for 16-bit inputs)
   int expect = 0;
   const char* message = "";
 };
@@ -284,6 +316,37 @@ std::vector<CeFwdValidationCase> CeFwdCases() {
     c.input_shape = c.lp_shape = {2, 0};
     c.weight_shape = {0};
   });
+  // CANN's operator keeps CANN's rule: the loss-like outputs share the input's dtype.
+  add("cann_f32_loss_for_bf16", 161002,
+      "aclnnCrossEntropyLoss: lossOut has dtype FLOAT but input has dtype BF16",
+      [](auto& c) { c.input = c.lp = c.zl = c.lse = ACL_BF16; });
+  // The extension also takes FLOAT for them (each on its own) when the input is 16-bit.
+  add("ext_ok_f32_stats_for_bf16", 0, "", [](auto& c) {
+    c.ext = true;
+    c.input = c.lp = ACL_BF16;
+  });
+  add("ext_ok_mixed_for_f16", 0, "", [](auto& c) {
+    c.ext = true;
+    c.input = c.lp = c.zl = ACL_FLOAT16;
+  });
+  add("ext_f16_loss_for_bf16", 161002,
+      "aclnnCpuCrossEntropyLoss: lossOut has dtype FLOAT16 but must be FLOAT or the input's "
+      "dtype BF16.",
+      [](auto& c) {
+        c.ext = true;
+        c.input = c.lp = c.zl = c.lse = ACL_BF16;
+        c.loss = ACL_FLOAT16;
+      });
+  add("ext_f32_input_f16_lse", 161002,
+      "aclnnCpuCrossEntropyLoss: lseForZlossOut has dtype FLOAT16 but input has dtype FLOAT",
+      [](auto& c) {
+        c.ext = true;
+        c.lse = ACL_FLOAT16;
+      });
+  add("ext_null_lossOut", 161001, "aclnnCpuCrossEntropyLoss: lossOut is null", [](auto& c) {
+    c.ext = true;
+    c.null_arg = 3;
+  });
   return v;
 }
 
@@ -299,11 +362,13 @@ TEST_P(CrossEntropyLossValidation, CodeMessageAndCanaries) {
   weight.Set(std::vector<double>(static_cast<size_t>(weight.numel()), 1.0));
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
-  const int st = aclnnCrossEntropyLossGetWorkspaceSize(
-      c.null_arg == 1 ? nullptr : input.get(), c.null_arg == 2 ? nullptr : target.get(),
-      c.has_weight ? weight.get() : nullptr, const_cast<char*>(c.reduction), -100, c.ls, c.z, true,
-      c.null_arg == 3 ? nullptr : loss.get(), c.null_arg == 4 ? nullptr : lp.get(),
-      c.null_arg == 5 ? nullptr : zl.get(), c.null_arg == 6 ? nullptr : lse.get(), &ws, &ex);
+  const auto phase1 =
+      c.ext ? aclnnCpuCrossEntropyLossGetWorkspaceSize : aclnnCrossEntropyLossGetWorkspaceSize;
+  const int st =
+      phase1(c.null_arg == 1 ? nullptr : input.get(), c.null_arg == 2 ? nullptr : target.get(),
+             c.has_weight ? weight.get() : nullptr, const_cast<char*>(c.reduction), -100, c.ls, c.z,
+             true, c.null_arg == 3 ? nullptr : loss.get(), c.null_arg == 4 ? nullptr : lp.get(),
+             c.null_arg == 5 ? nullptr : zl.get(), c.null_arg == 6 ? nullptr : lse.get(), &ws, &ex);
   EXPECT_EQ(st, c.expect);
   const std::string msg = TakeMessage();
   if (c.expect != 0) {
@@ -315,7 +380,7 @@ TEST_P(CrossEntropyLossValidation, CodeMessageAndCanaries) {
   if (ws) {
     ASSERT_EQ(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), 0);
   }
-  EXPECT_EQ(aclnnCrossEntropyLoss(w, ws, ex, nullptr), 0);
+  EXPECT_EQ((c.ext ? aclnnCpuCrossEntropyLoss : aclnnCrossEntropyLoss)(w, ws, ex, nullptr), 0);
   EXPECT_EQ(aclrtSynchronizeStream(nullptr), 0);
   if (w) aclrtFree(w);
   EXPECT_TRUE(lp.CanariesOutsideViewIntact());

@@ -18,41 +18,49 @@ namespace ce_fwd {
 
 Status Validate(const Args& a, Checked* out) {
   *out = Checked{};
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "input", a.input));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lossOut", a.loss_out));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "logProbOut", a.log_prob_out));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "zlossOut", a.zloss_out));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lseForZlossOut", a.lse_out));
+  const char* const op = a.op();
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "input", a.input));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "target", a.target));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lossOut", a.loss_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "logProbOut", a.log_prob_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "zlossOut", a.zloss_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lseForZlossOut", a.lse_out));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "input", a.input, kFloatDtypes, kDtype));
-  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "lossOut", a.loss_out, "input", a.input, kDtype));
-  ACLNN_RETURN_IF_ERROR(
-      CheckSameDtype(kOp, "logProbOut", a.log_prob_out, "input", a.input, kDtype));
-  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "zlossOut", a.zloss_out, "input", a.input, kDtype));
-  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "lseForZlossOut", a.lse_out, "input", a.input, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(op, "input", a.input, kFloatDtypes, kDtype));
+  // The loss-like outputs: the input's dtype, or (the extension) FLOAT for a 16-bit input.
+  auto check_stats_dtype = [&](const char* name, const aclTensor* t) {
+    const bool half = a.input->dtype == ACL_FLOAT16 || a.input->dtype == ACL_BF16;
+    if (!a.float_stats || !half) return CheckSameDtype(op, name, t, "input", a.input, kDtype);
+    if (t->dtype == a.input->dtype || t->dtype == ACL_FLOAT) return OkStatus();
+    return MakeError(kDtype, "%s: %s has dtype %s but must be FLOAT or the input's dtype %s.", op,
+                     name, DtypeName(t->dtype), DtypeName(a.input->dtype));
+  };
+  ACLNN_RETURN_IF_ERROR(check_stats_dtype("lossOut", a.loss_out));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "logProbOut", a.log_prob_out, "input", a.input, kDtype));
+  ACLNN_RETURN_IF_ERROR(check_stats_dtype("zlossOut", a.zloss_out));
+  ACLNN_RETURN_IF_ERROR(check_stats_dtype("lseForZlossOut", a.lse_out));
   ce::Reduction r;
   int64_t n, c;
-  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, "input", a.input, a.target, a.weight,
+  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(op, "input", a.input, a.target, a.weight,
                                                       a.reduction, a.label_smoothing, a.zloss_scale,
                                                       &r, &n, &c));
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
-  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "lossOut", a.loss_out, r, n));
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
-  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "zlossOut", a.zloss_out, r, n));
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseForZlossOut", a.lse_out, {n}, "(N,)", kTiling));
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "zlossOut", a.zloss_out, r, n));
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "lseForZlossOut", a.lse_out, {n}, "(N,)", kTiling));
   if (c == 0 || (n == 0 && r == ce::Reduction::kNone)) {
     out->empty = true;  // no element of any output exists to be written
     return OkStatus();
   }
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "input", a.input));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "target", a.target));
-  if (a.weight) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "weightOptional", a.weight));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lossOut", a.loss_out));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "logProbOut", a.log_prob_out));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "zlossOut", a.zloss_out));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOut", a.lse_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "input", a.input));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "target", a.target));
+  if (a.weight) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "weightOptional", a.weight));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "lossOut", a.loss_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "logProbOut", a.log_prob_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "zlossOut", a.zloss_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "lseForZlossOut", a.lse_out));
   ce::DescribeCommon(r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing, a.zloss_scale,
                      out);
   out->input = DescribeTensor(a.input);
@@ -61,6 +69,7 @@ Status Validate(const Args& a, Checked* out) {
   out->zloss = DescribeTensor(a.zloss_out);
   out->lse = DescribeTensor(a.lse_out);
   out->return_zloss = a.return_zloss;
+  out->op = op;
   return OkStatus();
 }
 
@@ -87,6 +96,7 @@ class CeFwdPlan final : public Plan {
   explicit CeFwdPlan(const Checked& a)
       : k_(a), x_(a.input), lp_(a.log_prob), loss_(a.loss), zloss_(a.zloss), lse_(a.lse) {
     return_zloss_ = a.return_zloss;
+    op_ = a.op;
     dtype_ = x_.dtype;
     contiguous_ = k_.c == 1 || (x_.strides[1] == 1 && lp_.strides[1] == 1);
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
@@ -129,7 +139,7 @@ class CeFwdPlan final : public Plan {
     auto* terms = Grant<RowLoss>(workspace, terms_);
     float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.target, k_.has_weight ? &k_.weight : nullptr,
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.target, k_.has_weight ? &k_.weight : nullptr,
                                           k_.n, k_.c, k_.ignore_index, k_.reduction, w, rows,
                                           &scan));
     const int threads = std::min(threads_, NumThreads());
@@ -191,7 +201,7 @@ class CeFwdPlan final : public Plan {
   }
 
   void StoreLse(int64_t i, double lse) const {
-    if (k_.zloss_scale != 0.0) StoreFromDouble(dtype_, lse_.data, i * lse_.strides[0], lse);
+    if (k_.zloss_scale != 0.0) StoreFromDouble(lse_.dtype, lse_.data, i * lse_.strides[0], lse);
   }
 
   // logProb and lse of row i, and its loss terms, on one thread. Chunk sums are added in the
@@ -270,8 +280,10 @@ class CeFwdPlan final : public Plan {
   void WriteLosses(const RowLoss* terms, const ce::TargetScan& scan) const {
     if (k_.reduction == ce::Reduction::kNone) {
       for (int64_t i = 0; i < k_.n; ++i) {
-        StoreFromDouble(dtype_, loss_.data, i * loss_.strides[0], Combine(terms[i]));
-        if (return_zloss_) StoreFromDouble(dtype_, zloss_.data, i * zloss_.strides[0], terms[i].zl);
+        StoreFromDouble(loss_.dtype, loss_.data, i * loss_.strides[0], Combine(terms[i]));
+        if (return_zloss_) {
+          StoreFromDouble(zloss_.dtype, zloss_.data, i * zloss_.strides[0], terms[i].zl);
+        }
       }
       return;
     }
@@ -293,13 +305,14 @@ class CeFwdPlan final : public Plan {
              zl / scan.m;
       zloss = zl / scan.m;
     }
-    StoreFromDouble(dtype_, loss_.data, 0, loss);
-    if (return_zloss_) StoreFromDouble(dtype_, zloss_.data, 0, zloss);
+    StoreFromDouble(loss_.dtype, loss_.data, 0, loss);
+    if (return_zloss_) StoreFromDouble(zloss_.dtype, zloss_.data, 0, zloss);
   }
 
   const ce::Common k_;  // reduction, N, C, target, weight, attributes
   TensorDesc x_, lp_, loss_, zloss_, lse_;
   bool return_zloss_ = false, contiguous_ = false;
+  const char* op_ = kOp;
   aclDataType dtype_ = ACL_FLOAT;
   RowKernels kernels_;
   int threads_ = 1;

@@ -12,6 +12,9 @@ namespace aclnn_cpu {
 namespace ce_fwd {
 
 constexpr const char* kOp = "aclnnCrossEntropyLoss";
+// aclnn-cpu's extension (include/aclnn_cpu/aclnn_cpu_ext.h): the same operator with fp32 loss,
+// z-loss and log-sum-exp outputs allowed for 16-bit inputs.
+constexpr const char* kFloatStatsOp = "aclnnCpuCrossEntropyLoss";
 
 struct Args {
   const aclTensor* input;
@@ -26,6 +29,10 @@ struct Args {
   const aclTensor* log_prob_out;
   const aclTensor* zloss_out;
   const aclTensor* lse_out;
+  // kFloatStatsOp: lossOut, zlossOut and lseForZlossOut may be FLOAT for a 16-bit input.
+  bool float_stats = false;
+
+  const char* op() const { return float_stats ? kFloatStatsOp : kOp; }
 };
 
 // What Validate hands to MakePlan: tensor descriptions and parsed attributes.
@@ -33,6 +40,7 @@ struct Checked : ce::Common {
   bool empty = false;  // no element of any output exists: nothing else is filled
   TensorDesc input, loss, log_prob, zloss, lse;
   bool return_zloss = false;
+  const char* op = kOp;  // the entry point's name, for messages
 };
 
 Status Validate(const Args& a, Checked* c);
