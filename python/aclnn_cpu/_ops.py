@@ -104,31 +104,37 @@ def _torch():
     return _Kind.torch
 
 
+# By dtype object (NumPy's, PyTorch's, ...), filled on first sight: asking NumPy for a dtype's
+# name costs microseconds, a dict lookup does not.
+_ACL_BY_DTYPE: dict = {}
+
+
 def acl_dtype(x: Any) -> int:
     """CANN's dtype of array x (ACL_DT_UNDEFINED if it has none)."""
-    name = str(getattr(x, "dtype", ""))
-    if name.startswith("torch."):
-        name = name[6:]
-    return _ACL_BY_NAME.get(name, ACL_DT_UNDEFINED)
+    dtype = getattr(x, "dtype", None)
+    try:
+        return _ACL_BY_DTYPE[dtype]
+    except KeyError:
+        pass
+    except TypeError:  # not hashable
+        return ACL_DT_UNDEFINED
+    name = str(dtype)
+    acl = _ACL_BY_NAME.get(name[6:] if name.startswith("torch.") else name, ACL_DT_UNDEFINED)
+    _ACL_BY_DTYPE[dtype] = acl
+    return acl
 
 
-def _as_passed(x: Any) -> Any:
-    """What the extension module receives for array x: itself, a torch tensor detached from
-    autograd (DLPack refuses tensors that require grad), or bf16 NumPy arrays viewed as uint16
-    (NumPy's DLPack has no bfloat16)."""
-    if _Kind.is_torch(x):
-        return x.detach() if x.requires_grad else x
-    if isinstance(x, np.ndarray) and x.dtype.name == "bfloat16":
-        return x.view(np.uint16)
-    return x
+_TORCH_DTYPE: dict = {}  # aclDataType -> torch.dtype, filled on first use
 
 
 def empty_like_kind(ref: Any, shape: Sequence[int], acl: int) -> Any:
     """An uninitialized array of the same library as `ref`."""
-    name = _NAME_BY_ACL[acl]
     if _Kind.is_torch(ref):
-        torch = _torch()
-        return torch.empty(tuple(shape), dtype=getattr(torch, name))
+        dtype = _TORCH_DTYPE.get(acl)
+        if dtype is None:
+            dtype = _TORCH_DTYPE[acl] = getattr(_torch(), _NAME_BY_ACL[acl])
+        return _Kind.torch.empty(shape, dtype=dtype)
+    name = _NAME_BY_ACL[acl]
     if name == "bfloat16":
         import ml_dtypes
 
@@ -137,13 +143,6 @@ def empty_like_kind(ref: Any, shape: Sequence[int], acl: int) -> Any:
         xp = ref.__array_namespace__()
         return xp.empty(tuple(shape), dtype=getattr(xp, name))
     return np.empty(tuple(shape), dtype=name)
-
-
-def _num_threads_for(arrays: Sequence[Any]) -> int:
-    for a in arrays:
-        if a is not None and _Kind.is_torch(a):
-            return _torch().get_num_threads()
-    return _num_threads
 
 
 class Op:
@@ -157,6 +156,7 @@ class Op:
         self.attrs = list(desc["attrs"])
         self.inputs = [n for n, is_out, _ in self.params if not is_out]
         self.outputs = [n for n, is_out, _ in self.params if is_out]
+        self.names = {n for n, _, _ in self.params}
 
     def __repr__(self) -> str:
         return f"<aclnn_cpu operator {self.api}: {', '.join(n for n, _, _ in self.params)}>"
@@ -167,33 +167,57 @@ class Op:
                  out_dtype: int = ACL_DT_UNDEFINED) -> dict[str, Any]:
         """Runs the operator on `tensors` (by CANN parameter name; inputs required unless
         optional, outputs allocated when absent) and returns every output by name."""
-        unknown = set(tensors) - {n for n, _, _ in self.params}
-        if unknown:
-            raise TypeError(f"{self.api}: no parameter named {', '.join(sorted(unknown))}.")
         # The problem's shape and dtype: those of the input with the most dimensions (the
-        # logits or log-probabilities), as the table's declare() takes them.
-        main = max((tensors[n] for n in self.inputs if hasattr(tensors.get(n), "shape")),
-                   key=lambda a: len(a.shape), default=None)
-        target = tensors.get("target")
+        # logits or log-probabilities), as the table's declare() takes them. (A hot path: the
+        # call overhead of a small problem is these lines.)
+        main, rank, given = None, -1, 0
+        for name in self.inputs:
+            a = tensors.get(name)
+            if a is not None:
+                given += 1
+                r = getattr(a, "ndim", -1)
+                if r > rank:
+                    main, rank = a, r
+        if len(tensors) > given + len(self.outputs):
+            unknown = set(tensors) - self.names
+            if unknown:
+                raise TypeError(f"{self.api}: no parameter named {', '.join(sorted(unknown))}.")
+        from_torch = main is not None and _Kind.is_torch(main)
+        torch = _torch() if from_torch else None
         decls = None
         arrays, dtypes, result = [], [], {}
         for i, (name, is_out, _) in enumerate(self.params):
             a = tensors.get(name)
-            if a is None and is_out and main is not None:
+            if a is None:
+                if not is_out or main is None:
+                    arrays.append(None)
+                    dtypes.append(ACL_DT_UNDEFINED)
+                    continue
                 if decls is None:
+                    target = tensors.get("target")
                     decls = _C.declare(
                         self.index, list(main.shape), acl_dtype(main), out_dtype,
                         acl_dtype(target) if target is not None else ACL_INT64,
                         reduction or "mean", tensors.get("weightOptional") is not None, zloss,
                         dim)
-                present, acl, shape = decls[i]
+                _, acl, shape = decls[i]
                 a = empty_like_kind(main, shape, acl)
             if is_out:
                 result[name] = a
-            arrays.append(None if a is None else _as_passed(a))
-            dtypes.append(ACL_DT_UNDEFINED if a is None else acl_dtype(a))
+            acl = acl_dtype(a)
+            if from_torch and isinstance(a, torch.Tensor):
+                if a.is_cpu and a.layout is torch.strided:
+                    # A raw view: a torch tensor's DLPack export costs about 15 us.
+                    a = (a.data_ptr(), a.shape, a.stride())
+                elif a.requires_grad:
+                    a = a.detach()  # DLPack refuses tensors that require grad
+            elif acl == ACL_BF16 and isinstance(a, np.ndarray):
+                a = a.view(np.uint16)  # NumPy's DLPack and buffers have no bfloat16
+            arrays.append(a)
+            dtypes.append(acl)
+        threads = torch.get_num_threads() if from_torch else _num_threads
         status, message = _C.run(self.index, arrays, dtypes, dim, reduction, ignore_index,
-                                 label_smoothing, zloss, return_zloss, _num_threads_for(arrays))
+                                 label_smoothing, zloss, return_zloss, threads)
         if status != 0:
             raise_for(status, message)
         return result
