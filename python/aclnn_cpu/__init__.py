@@ -78,16 +78,21 @@ class CrossEntropyLossResult(NamedTuple):
 def cross_entropy_loss(input: Any, target: Any, weight: Any = None, *, reduction: str = "mean",
                        ignore_index: int = -100, label_smoothing: float = 0.0,
                        z_loss_scale: float = 0.0, return_z_loss: bool = False,
+                       fp32_loss: bool = False,
                        out: Optional[tuple] = None) -> CrossEntropyLossResult:
     """``aclnnCrossEntropyLoss`` on logits ``input`` (N, C) and class indices ``target`` (N,),
     int64 or int32, with PyTorch's arguments plus the z-loss scale (``z_loss_scale * lse**2``
     per row, added to the loss). ``out`` is an optional 4-tuple of arrays (entries may be
-    None) written in place."""
+    None) written in place.
+
+    ``fp32_loss``: loss, z-loss and lse in float32 for a float16 or bfloat16 input (rounded once
+    from the float32-or-better computation instead of to 16 bits), through aclnn-cpu's extension
+    ``aclnnCpuCrossEntropyLoss``; log_prob keeps the input's dtype."""
     outs = tuple(out) if out is not None else (None,) * 4
     if len(outs) != 4:
         raise TypeError("aclnn_cpu.cross_entropy_loss: out must have 4 entries "
                         "(loss, log_prob, z_loss, lse).")
-    r = OPS["cross_entropy_loss"](
+    r = OPS["cross_entropy_loss_fp32" if fp32_loss else "cross_entropy_loss"](
         {"input": input, "target": target, "weightOptional": weight, "lossOut": outs[0],
          "logProbOut": outs[1], "zlossOut": outs[2], "lseForZlossOut": outs[3]},
         reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,

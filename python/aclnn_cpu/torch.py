@@ -80,14 +80,15 @@ def log_softmax(input: Tensor, dim: int, dtype: Optional[torch.dtype] = None) ->
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_loss", mutates_args=(), device_types="cpu")
 def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Optional[Tensor], reduction: str,
-                        ignore_index: int, label_smoothing: float,
-                        z_loss_scale: float) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                        ignore_index: int, label_smoothing: float, z_loss_scale: float,
+                        fp32_loss: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     # lse is written only with a z-loss; zero it otherwise so the output is always defined.
-    lse = input.new_empty((input.shape[0],)) if z_loss_scale != 0.0 else \
-        input.new_zeros((input.shape[0],))
+    lse_dtype = torch.float32 if fp32_loss else input.dtype
+    lse = input.new_empty((input.shape[0],), dtype=lse_dtype) if z_loss_scale != 0.0 else \
+        input.new_zeros((input.shape[0],), dtype=lse_dtype)
     r = _ac.cross_entropy_loss(input, target, weight, reduction=reduction,
                                ignore_index=ignore_index, label_smoothing=label_smoothing,
-                               z_loss_scale=z_loss_scale, return_z_loss=True,
+                               z_loss_scale=z_loss_scale, return_z_loss=True, fp32_loss=fp32_loss,
                                out=(None, None, None, lse))
     return r.loss, r.log_prob, r.z_loss, lse
 
@@ -97,10 +98,11 @@ def _loss_shape(input: Tensor, reduction: str):
 
 
 @_cross_entropy_loss.register_fake
-def _(input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale):
+def _(input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, fp32_loss):
     shape = _loss_shape(input, reduction)
-    return (input.new_empty(shape), _contiguous_like(input), input.new_empty(shape),
-            input.new_empty((input.shape[0],)))
+    stats = torch.float32 if fp32_loss else input.dtype
+    return (input.new_empty(shape, dtype=stats), _contiguous_like(input),
+            input.new_empty(shape, dtype=stats), input.new_empty((input.shape[0],), dtype=stats))
 
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_loss_grad", mutates_args=(),
@@ -123,7 +125,7 @@ def _(grad_loss, log_prob, target, weight, grad_z_loss, lse, reduction, ignore_i
 
 
 def _cross_entropy_setup(ctx, inputs, output):
-    _, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale = inputs
+    _, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, _ = inputs
     _, log_prob, _, lse = output
     ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale)
     ctx.save_for_backward(log_prob, target, weight, lse if z_loss_scale != 0.0 else None)
@@ -136,9 +138,10 @@ def _cross_entropy_grad(ctx, grad_loss, grad_log_prob, grad_z_loss, grad_lse):
     z = z_loss_scale != 0.0
     grad_input = _cross_entropy_loss_grad(
         grad_loss.to(log_prob.dtype), log_prob, target, weight,
-        grad_z_loss.to(log_prob.dtype) if z else None, lse, reduction, ignore_index,
-        label_smoothing, z_loss_scale)
-    return grad_input, None, None, None, None, None, None
+        grad_z_loss.to(log_prob.dtype) if z else None,
+        lse.to(log_prob.dtype) if z else None, reduction, ignore_index, label_smoothing,
+        z_loss_scale)
+    return grad_input, None, None, None, None, None, None, None
 
 
 _cross_entropy_loss.register_autograd(_cross_entropy_grad, setup_context=_cross_entropy_setup)
@@ -154,14 +157,18 @@ def _check_cpu(fn: str, *tensors: Optional[Tensor]) -> None:
 def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
                   size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0, *,
-                  z_loss_scale: float = 0.0, return_z_loss: bool = False):
+                  z_loss_scale: float = 0.0, return_z_loss: bool = False,
+                  fp32_loss: bool = False):
     """``torch.nn.functional.cross_entropy`` through ``aclnnCrossEntropyLoss`` and, for the
     gradient, ``aclnnCrossEntropyLossGrad``, for (N, C) or (C,) logits and class-index targets
     (int64 or int32).
 
     ``z_loss_scale`` adds ``z_loss_scale * logsumexp(input)**2`` per row to the loss (the
     z-loss of PaLM, reduced like the loss); with ``return_z_loss`` the result is
-    ``(loss, z_loss)``, the z-loss being the part of the loss it contributed.
+    ``(loss, z_loss)``, the z-loss being the part of the loss it contributed. ``fp32_loss``:
+    for a float16 or bfloat16 input, the loss (and z-loss) in float32, rounded once from the
+    float32-or-better computation (PyTorch rounds it to the input's 16 bits); the gradient
+    keeps the input's dtype.
 
     Not supported (``NotImplementedError``): class-probability targets, inputs with more than
     two dimensions, tensors not on the CPU.
@@ -183,7 +190,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
     loss, _, z_loss, _ = _cross_entropy_loss(input, target, weight, reduction, ignore_index,
-                                             float(label_smoothing), float(z_loss_scale))
+                                             float(label_smoothing), float(z_loss_scale),
+                                             bool(fp32_loss))
     if unbatched and reduction == "none":
         loss, z_loss = loss.squeeze(0), z_loss.squeeze(0)
     return (loss, z_loss) if return_z_loss else loss
@@ -191,12 +199,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
 
 class CrossEntropyLoss(torch.nn.Module):
     """``torch.nn.CrossEntropyLoss`` through :func:`cross_entropy` (same arguments, plus
-    ``z_loss_scale`` and ``return_z_loss``)."""
+    ``z_loss_scale``, ``return_z_loss`` and ``fp32_loss``)."""
 
     def __init__(self, weight: Optional[Tensor] = None, size_average=None,
                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
                  label_smoothing: float = 0.0, *, z_loss_scale: float = 0.0,
-                 return_z_loss: bool = False):
+                 return_z_loss: bool = False, fp32_loss: bool = False):
         super().__init__()
         if size_average is not None or reduce is not None:
             reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
@@ -206,8 +214,10 @@ class CrossEntropyLoss(torch.nn.Module):
         self.label_smoothing = label_smoothing
         self.z_loss_scale = z_loss_scale
         self.return_z_loss = return_z_loss
+        self.fp32_loss = fp32_loss
 
     def forward(self, input: Tensor, target: Tensor):
         return cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
                              reduction=self.reduction, label_smoothing=self.label_smoothing,
-                             z_loss_scale=self.z_loss_scale, return_z_loss=self.return_z_loss)
+                             z_loss_scale=self.z_loss_scale, return_z_loss=self.return_z_loss,
+                             fp32_loss=self.fp32_loss)

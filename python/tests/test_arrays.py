@@ -33,7 +33,7 @@ def from_numpy(a):
 
 def test_operator_table_is_the_source():
     assert set(ac.OPS) == {"log_softmax", "log_softmax_backward", "cross_entropy_loss",
-                           "cross_entropy_loss_grad"}
+                           "cross_entropy_loss_grad", "cross_entropy_loss_fp32"}
     assert ac.OPS["cross_entropy_loss_grad"].inputs[:3] == ["gradLoss", "logProb", "target"]
 
 

@@ -62,6 +62,26 @@ def test_cross_entropy_returns_z_loss_and_int32_targets(rng):
     assert_close(g, g_ref, torch.float32, 50, F.log_softmax(xd.detach(), 1).abs().max().item())
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_fp32_loss_for_16_bit_inputs(dtype, rng):
+    n, c = 64, 1000
+    x = logits(n, c, dtype, rng).requires_grad_()
+    t = targets(n, c, rng)
+    ref, ref_zl, xd = reference_cross_entropy(x, t, None, "mean", -100, 0.1, 1e-3)
+    loss, zl = at.cross_entropy(x, t, label_smoothing=0.1, z_loss_scale=1e-3,
+                                return_z_loss=True, fp32_loss=True)
+    assert loss.dtype == zl.dtype == torch.float32
+    assert_close(loss, ref, torch.float32, n * c)
+    assert_close(zl, ref_zl, torch.float32, n * c)
+    rounded = at.cross_entropy(x, t, label_smoothing=0.1, z_loss_scale=1e-3)
+    assert rounded.dtype == dtype
+    assert_close(rounded, ref, dtype, n * c)  # the default: rounded to the input's 16 bits
+    (g,) = torch.autograd.grad(loss, x)
+    (g_ref,) = torch.autograd.grad(ref, xd)
+    assert g.dtype == dtype
+    assert_close(g, g_ref, dtype, c, F.log_softmax(xd.detach(), 1).abs().max().item())
+
+
 def test_unbatched_input_and_module(rng):
     x = logits(1, 40, torch.float32, rng)[0].requires_grad_()
     t = torch.tensor(7)
@@ -123,11 +143,13 @@ def _opcheck_cases(rng):
     w = torch.rand(23, generator=rng) + 0.5
     return [
         (torch.ops.aclnn_cpu.cross_entropy_loss.default,
-         (x.clone().requires_grad_(), t, None, "mean", -100, 0.0, 0.0)),
+         (x.clone().requires_grad_(), t, None, "mean", -100, 0.0, 0.0, False)),
         (torch.ops.aclnn_cpu.cross_entropy_loss.default,
-         (x.clone().requires_grad_(), t, w, "none", -100, 0.1, 1e-3)),
+         (x.clone().requires_grad_(), t, w, "none", -100, 0.1, 1e-3, False)),
         (torch.ops.aclnn_cpu.cross_entropy_loss.default,
-         (x.to(torch.bfloat16).requires_grad_(), t2.int(), w, "sum", 4, 0.2, 0.0)),
+         (x.to(torch.bfloat16).requires_grad_(), t2.int(), w, "sum", 4, 0.2, 0.0, False)),
+        (torch.ops.aclnn_cpu.cross_entropy_loss.default,
+         (x.to(torch.float16).requires_grad_(), t, w, "mean", -100, 0.1, 1e-2, True)),
         (torch.ops.aclnn_cpu.cross_entropy_loss_grad.default,
          (torch.tensor(0.5), F.log_softmax(x, 1), t, w, None, None, "mean", -100, 0.1, 0.0)),
         (torch.ops.aclnn_cpu.cross_entropy_loss_grad.default,
@@ -141,7 +163,7 @@ def _opcheck_cases(rng):
     ]
 
 
-@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("case", range(9))
 def test_opcheck(case, rng):
     op, args = _opcheck_cases(rng)[case]
     torch.library.opcheck(op, args)
