@@ -29,6 +29,9 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath);
 ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
                                              int32_t *patchVersion);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
+/* The SoC whose rules the operators follow: the name in ACLNN_CPU_SOC at aclInit (e.g.
+ * "Ascend910B2"), or "aclnn-cpu" for the default profile (docs/soc_profiles.md). */
+ACL_FUNC_VISIBILITY const char *aclrtGetSocName();
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);

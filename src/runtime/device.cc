@@ -1,7 +1,10 @@
 // aclInit/aclFinalize and device 0 (this CPU).
+#include <cstdlib>
+
 #include "acl/acl_rt.h"
 #include "aclnn/aclnn_base.h"
 #include "core/log.h"
+#include "core/soc.h"
 #include "core/status.h"
 #include "runtime/stream.h"
 #include "simd/dispatch.h"
@@ -25,8 +28,13 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclError aclInit(const char* /*configPath*/) {
   aclnn_cpu::ReloadLogSettings();
   aclnn_cpu::InitDispatch();
+  // The SoC profile (docs/soc_profiles.md); an unknown name leaves the profile as it was.
+  const aclnn_cpu::Status st = aclnn_cpu::SelectSoc(std::getenv(aclnn_cpu::kSocEnvVar));
+  if (!st.ok()) return Fail(st);
   return ACL_SUCCESS;
 }
+
+ACL_FUNC_VISIBILITY const char* aclrtGetSocName() { return aclnn_cpu::CurrentSoc().name; }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t* majorVersion, int32_t* minorVersion,
                                              int32_t* patchVersion) {

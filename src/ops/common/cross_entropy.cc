@@ -64,20 +64,60 @@ Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Redu
                    ShapeString(t).c_str(), ReductionName(r));
 }
 
-Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight, int64_t n,
-                   int64_t c, int64_t ignore_index, Reduction r, float* w_contig, RowTarget* rows,
-                   TargetScan* scan) {
-  const int64_t tstride = target.rank == 1 ? target.strides[0] : 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
-    if (t == ignore_index) continue;
-    if (t < 0 || t >= c) {
+bool IsIgnored(SocFamily soc, int64_t t, int64_t ignore_index) {
+  switch (soc) {
+    case SocFamily::kAscend910B:
+      return static_cast<float>(t) == static_cast<float>(ignore_index);
+    case SocFamily::kAscend950:
+      return ignore_index >= 0 && t == ignore_index;
+    default:
+      return t == ignore_index;
+  }
+}
+
+namespace {
+
+Status BadTarget(const char* op, const SocProfile& soc, int64_t i, int64_t t, int64_t ignore,
+                 int64_t c) {
+  const long long li = i, lt = t, lig = ignore, lc = c;
+  switch (soc.family) {
+    case SocFamily::kAscend910B:
+      return MakeError(ACL_ERROR_INVALID_PARAM,
+                       "%s: target[%lld] = %lld is neither ignoreIndex (%lld, compared in fp32 on "
+                       "the 910B-family) nor a class in [0, %lld), and %s would read weight out of "
+                       "bounds for it; nothing was written.",
+                       op, li, lt, lig, lc, soc.name);
+    case SocFamily::kAscend950:
+      if (ignore < 0 && t == ignore) {
+        return MakeError(ACL_ERROR_INVALID_PARAM,
+                         "%s: target[%lld] = %lld is not a class in [0, %lld): on %s a negative "
+                         "ignoreIndex masks no row, and an out-of-range target traps the device; "
+                         "nothing was written.",
+                         op, li, lt, lc, soc.name);
+      }
+      return MakeError(ACL_ERROR_INVALID_PARAM,
+                       "%s: target[%lld] = %lld is neither ignoreIndex (%lld) nor a class in "
+                       "[0, %lld), and on %s an out-of-range target traps the device; nothing was "
+                       "written.",
+                       op, li, lt, lig, lc, soc.name);
+    default:
       return MakeError(ACL_ERROR_INVALID_PARAM,
                        "%s: target[%lld] = %lld is neither ignoreIndex (%lld) nor a class in "
                        "[0, %lld); nothing was written.",
-                       op, static_cast<long long>(i), static_cast<long long>(t),
-                       static_cast<long long>(ignore_index), static_cast<long long>(c));
-    }
+                       op, li, lt, lig, lc);
+  }
+}
+
+}  // namespace
+
+Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& target,
+                   const TensorDesc* weight, int64_t n, int64_t c, int64_t ignore_index,
+                   Reduction r, float* w_contig, RowTarget* rows, TargetScan* scan) {
+  const int64_t tstride = target.rank == 1 ? target.strides[0] : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
+    if (IsIgnored(soc.family, t, ignore_index)) continue;
+    if (t < 0 || t >= c) return BadTarget(op, soc, i, t, ignore_index, c);
   }
   double w_sum = 0.0;
   if (weight != nullptr) {
@@ -93,7 +133,7 @@ Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* w
   double d = 0.0, m = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
-    if (t == ignore_index) {
+    if (IsIgnored(soc.family, t, ignore_index)) {
       rows[i] = RowTarget{-1, 0.0};
       continue;
     }
@@ -108,9 +148,10 @@ Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* w
   return OkStatus();
 }
 
-void DescribeCommon(Reduction r, int64_t n, int64_t c, const aclTensor* target,
-                    const aclTensor* weight, int64_t ignore_index, double label_smoothing,
-                    double zloss_scale, Common* k) {
+void DescribeCommon(const SocProfile& soc, Reduction r, int64_t n, int64_t c,
+                    const aclTensor* target, const aclTensor* weight, int64_t ignore_index,
+                    double label_smoothing, double zloss_scale, Common* k) {
+  k->soc = soc;
   k->reduction = r;
   k->n = n;
   k->c = c;
@@ -122,27 +163,70 @@ void DescribeCommon(Reduction r, int64_t n, int64_t c, const aclTensor* target,
   k->zloss_scale = zloss_scale;
 }
 
-Status CheckTargetsAndAttributes(const char* op, const char* rows_name, const aclTensor* rows,
-                                 const aclTensor* target, const aclTensor* weight,
-                                 const char* reduction, double label_smoothing, double zloss_scale,
-                                 Reduction* r, int64_t* n, int64_t* c) {
+Status CheckTargetsAndAttributes(const char* op, const SocProfile& soc, const char* rows_name,
+                                 const aclTensor* rows, const aclTensor* target,
+                                 const aclTensor* weight, const char* reduction,
+                                 double label_smoothing, double zloss_scale,
+                                 const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* c) {
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
+  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
+  const bool b910 = soc.family == SocFamily::kAscend910B;
+  const bool gradient = grad_loss != nullptr;
+  if (b910 && target->dtype != ACL_INT64) {
+    return MakeError(kDtype,
+                     "%s: target has dtype %s, which %s does not take (SoC profile %s: INT64 "
+                     "targets only).",
+                     op, DtypeName(target->dtype), soc.name, SocFamilyName(soc.family));
+  }
   ACLNN_RETURN_IF_ERROR(CheckDtype(op, "target", target, kIndexDtypes, kDtype));
   if (weight != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckDtype(op, "weightOptional", weight, kFloat32Only, kDtype));
   }
-  constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
-  ACLNN_RETURN_IF_ERROR(ParseReduction(op, reduction, r));
-  ACLNN_RETURN_IF_ERROR(CheckAttributes(op, label_smoothing, zloss_scale));
+  Status st = ParseReduction(op, reduction, r);
+  if (!st.ok() && b910 && gradient) {
+    return MakeError(kTiling,
+                     "%s: reductionOptional \"%.40s\" is not one of \"none\", \"mean\", "
+                     "\"sum\"; %s would silently compute \"none\" (SoC profile %s).",
+                     op, reduction, soc.name, SocFamilyName(soc.family));
+  }
+  ACLNN_RETURN_IF_ERROR(st);
+  ACLNN_RETURN_IF_ERROR(
+      CheckAttributes(op, label_smoothing, soc.ignores_zloss() ? 0.0 : zloss_scale));
+  if (b910 && gradient && label_smoothing != 0.0) {
+    return MakeError(kDtype,
+                     "%s: labelSmoothing %g is not implemented on %s (SoC profile %s: the NPU "
+                     "leaves the output unwritten or hangs); only 0 is accepted.",
+                     op, label_smoothing, soc.name, SocFamilyName(soc.family));
+  }
   if (Rank(rows) != 2) {
     return MakeError(kTiling, "%s: %s has shape %s but must be 2-d (N, C).", op, rows_name,
                      ShapeString(rows).c_str());
   }
   *n = rows->shape[0];
   *c = rows->shape[1];
+  if (soc.family == SocFamily::kAscend950 && gradient) {
+    ACLNN_RETURN_IF_ERROR(CheckLossShape(op, "gradLoss", grad_loss, *r, *n));
+  }
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "target", target, {*n}, "(N,)", kTiling));
   if (weight != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "weightOptional", weight, {*c}, "(C,)", kTiling));
+  }
+  return OkStatus();
+}
+
+Status CheckSocHasOperator(const char* op, const SocProfile& soc, bool extension) {
+  if (soc.is_cpu()) return OkStatus();
+  if (extension) {
+    return MakeError(ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+                     "%s is aclnn-cpu's extension, not a CANN operator: it does not exist on %s "
+                     "(SoC profile %s).",
+                     op, soc.name, SocFamilyName(soc.family));
+  }
+  if (soc.family == SocFamily::kAscend910) {
+    return MakeError(ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
+                     "%s does not exist on %s (SoC profile %s: CANN ships it for the "
+                     "910B-family and the 950 only).",
+                     op, soc.name, SocFamilyName(soc.family));
   }
   return OkStatus();
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/soc.h"
 #include "core/status.h"
 #include "tensor/tensor.h"
 #include "tensor/validate.h"
@@ -23,13 +24,22 @@ Status CheckAttributes(const char* op, double label_smoothing, double zloss_scal
 Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r, int64_t n);
 
 // The rules both operators share, in the spec's order, after each has checked the dtypes of its
-// floating tensors: target INT64 or INT32 and weight FLOAT (561103); the reduction and the
+// floating tensors: target INT64 or INT32 and weight FLOAT (161002); the reduction and the
 // attributes; `rows` (the (N, C) tensor, named `rows_name`) 2-d, target (N,) and weight (C,)
 // (561002). weight may be null. On success *r, *n and *c are set.
-Status CheckTargetsAndAttributes(const char* op, const char* rows_name, const aclTensor* rows,
-                                 const aclTensor* target, const aclTensor* weight,
-                                 const char* reduction, double label_smoothing, double zloss_scale,
-                                 Reduction* r, int64_t* n, int64_t* c);
+// Under an NPU profile (docs/soc_profiles.md) the profile's rules apply: INT64 targets only on
+// the 910B-family; for the gradient (`grad_loss` non-null) the 910B-family's refusal of label
+// smoothing and of unknown reductions, and the 950's order (gradLoss's shape right after the
+// rank); the z-loss scale is not checked where the NPU ignores it.
+Status CheckTargetsAndAttributes(const char* op, const SocProfile& soc, const char* rows_name,
+                                 const aclTensor* rows, const aclTensor* target,
+                                 const aclTensor* weight, const char* reduction,
+                                 double label_smoothing, double zloss_scale,
+                                 const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* c);
+
+// 561003 where the profile's NPU has no kernel for `op`: the cross-entropy operators on the
+// 910/310P, aclnn-cpu's extensions (`extension`) on every NPU.
+Status CheckSocHasOperator(const char* op, const SocProfile& soc, bool extension);
 
 // What both operators' checked descriptions share (each operator's Checked derives from it).
 struct Common {
@@ -38,12 +48,17 @@ struct Common {
   TensorDesc target, weight;  // weight: when has_weight
   bool has_weight = false;
   int64_t ignore_index = 0;
-  double label_smoothing = 0.0, zloss_scale = 0.0;
+  double label_smoothing = 0.0, zloss_scale = 0.0;  // zloss_scale: 0 where the SoC ignores it
+  SocProfile soc;  // the profile at phase 1: the ignore rule and the bad-target sentence
 };
 // Fills *k from arguments that passed CheckTargetsAndAttributes (and the storage checks).
-void DescribeCommon(Reduction r, int64_t n, int64_t c, const aclTensor* target,
-                    const aclTensor* weight, int64_t ignore_index, double label_smoothing,
-                    double zloss_scale, Common* k);
+void DescribeCommon(const SocProfile& soc, Reduction r, int64_t n, int64_t c,
+                    const aclTensor* target, const aclTensor* weight, int64_t ignore_index,
+                    double label_smoothing, double zloss_scale, Common* k);
+
+// Whether target value t is ignored under the profile's rule: t == ignoreIndex by default; the
+// 910B-family compares both rounded to fp32; on the 950 a negative ignoreIndex masks nothing.
+bool IsIgnored(SocFamily soc, int64_t t, int64_t ignore_index);
 
 // One row's target after the scan.
 struct RowTarget {
@@ -57,13 +72,14 @@ struct TargetScan {
   double w_sum = 0.0;  // sum of all class weights (C without weight)
 };
 
-// Reads the N targets (INT64 or INT32, any stride), checks each is ignore_index or in [0, C),
-// and fills rows[0..N) and the sums in a fixed order. weight (FLOAT, nullable) is copied to
-// w_contig[0..C) when non-null. On a bad target returns ACL_ERROR_INVALID_PARAM naming the
-// first bad row and value; nothing has been written to any output then.
-Status ScanTargets(const char* op, const TensorDesc& target, const TensorDesc* weight, int64_t n,
-                   int64_t c, int64_t ignore_index, Reduction r, float* w_contig, RowTarget* rows,
-                   TargetScan* scan);
+// Reads the N targets (INT64 or INT32, any stride), checks each is ignored (IsIgnored) or in
+// [0, C), and fills rows[0..N) and the sums in a fixed order. weight (FLOAT, nullable) is copied
+// to w_contig[0..C) when non-null. On a bad target returns ACL_ERROR_INVALID_PARAM naming the
+// first bad row and value (and, under an NPU profile, what that NPU would do with it); nothing
+// has been written to any output then.
+Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& target,
+                   const TensorDesc* weight, int64_t n, int64_t c, int64_t ignore_index,
+                   Reduction r, float* w_contig, RowTarget* rows, TargetScan* scan);
 
 }  // namespace ce
 }  // namespace aclnn_cpu

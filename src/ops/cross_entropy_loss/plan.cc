@@ -25,6 +25,8 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "logProbOut", a.log_prob_out));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "zlossOut", a.zloss_out));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lseForZlossOut", a.lse_out));
+  const SocProfile soc = CurrentSoc();
+  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(op, soc, /*extension=*/a.float_stats));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
   ACLNN_RETURN_IF_ERROR(CheckDtype(op, "input", a.input, kFloatDtypes, kDtype));
@@ -42,9 +44,9 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(check_stats_dtype("lseForZlossOut", a.lse_out));
   ce::Reduction r;
   int64_t n, c;
-  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(op, "input", a.input, a.target, a.weight,
+  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(op, soc, "input", a.input, a.target, a.weight,
                                                       a.reduction, a.label_smoothing, a.zloss_scale,
-                                                      &r, &n, &c));
+                                                      nullptr, &r, &n, &c));
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
@@ -61,14 +63,15 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "logProbOut", a.log_prob_out));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "zlossOut", a.zloss_out));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "lseForZlossOut", a.lse_out));
-  ce::DescribeCommon(r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing, a.zloss_scale,
-                     out);
+  // Where the NPU ignores the z-loss (zlossOut and lseForZlossOut are never written), so do we.
+  ce::DescribeCommon(soc, r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing,
+                     soc.ignores_zloss() ? 0.0 : a.zloss_scale, out);
   out->input = DescribeTensor(a.input);
   out->loss = DescribeTensor(a.loss_out);
   out->log_prob = DescribeTensor(a.log_prob_out);
   out->zloss = DescribeTensor(a.zloss_out);
   out->lse = DescribeTensor(a.lse_out);
-  out->return_zloss = a.return_zloss;
+  out->return_zloss = a.return_zloss && !soc.ignores_zloss();
   out->op = op;
   return OkStatus();
 }
@@ -139,9 +142,9 @@ class CeFwdPlan final : public Plan {
     auto* terms = Grant<RowLoss>(workspace, terms_);
     float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.target, k_.has_weight ? &k_.weight : nullptr,
-                                          k_.n, k_.c, k_.ignore_index, k_.reduction, w, rows,
-                                          &scan));
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.soc, k_.target,
+                                          k_.has_weight ? &k_.weight : nullptr, k_.n, k_.c,
+                                          k_.ignore_index, k_.reduction, w, rows, &scan));
     const int threads = std::min(threads_, NumThreads());
     if (split_ && SplitRowsAcrossThreads(k_.n, k_.c, threads)) {
       RunSplitRows(Grant<ChunkSums>(workspace, chunks_), rows, w, scan.w_sum, terms, threads);

@@ -22,6 +22,8 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "logProb", a.log_prob));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "out", a.out));
+  const SocProfile soc = CurrentSoc();
+  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(kOp, soc, /*extension=*/false));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
   ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "logProb", a.log_prob, kFloatDtypes, kDtype));
@@ -38,21 +40,25 @@ Status Validate(const Args& a, Checked* out) {
   }
   ce::Reduction r;
   int64_t n, c;
-  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, "logProb", a.log_prob, a.target,
+  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, "logProb", a.log_prob, a.target,
                                                       a.weight, a.reduction, a.label_smoothing,
-                                                      a.zloss_scale, &r, &n, &c));
+                                                      a.zloss_scale, a.grad_loss, &r, &n, &c));
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradLoss", a.grad_loss, r, n));
-  if (a.grad_zloss != nullptr) {
-    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", a.grad_zloss, r, n));
+  // Where the NPU ignores the z-loss arguments (after their dtype checks), so do we.
+  const bool zloss_used = !soc.ignores_zloss();
+  const double zloss_scale = zloss_used ? a.zloss_scale : 0.0;
+  const aclTensor* grad_zloss = zloss_used ? a.grad_zloss : nullptr;
+  if (grad_zloss != nullptr) {
+    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", grad_zloss, r, n));
   }
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "out", a.out, {n, c}, "(N, C)", kTiling));
-  if (a.zloss_scale != 0.0) {
+  if (zloss_scale != 0.0) {
     if (a.lse == nullptr) {
       return MakeError(kTiling,
                        "%s: lseForZlossOptional is null but lseSquareScaleForZloss is %g; the "
                        "z-loss term needs it.",
-                       kOp, a.zloss_scale);
+                       kOp, zloss_scale);
     }
     ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseForZlossOptional", a.lse, {n}, "(N,)", kTiling));
   }
@@ -64,19 +70,19 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "logProb", a.log_prob));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "target", a.target));
   if (a.weight) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "weightOptional", a.weight));
-  if (a.grad_zloss) {
-    ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradZlossOptional", a.grad_zloss));
+  if (grad_zloss) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradZlossOptional", grad_zloss));
+  if (zloss_scale != 0.0) {
+    ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOptional", a.lse));
   }
-  if (a.lse) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOptional", a.lse));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
-  ce::DescribeCommon(r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing, a.zloss_scale,
-                     out);
+  ce::DescribeCommon(soc, r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing,
+                     zloss_scale, out);
   out->grad_loss = DescribeTensor(a.grad_loss);
   out->log_prob = DescribeTensor(a.log_prob);
   out->out = DescribeTensor(a.out);
-  out->has_grad_zloss = a.grad_zloss != nullptr;
-  if (out->has_grad_zloss) out->grad_zloss = DescribeTensor(a.grad_zloss);
-  if (a.zloss_scale != 0.0) out->lse = DescribeTensor(a.lse);
+  out->has_grad_zloss = grad_zloss != nullptr;
+  if (out->has_grad_zloss) out->grad_zloss = DescribeTensor(grad_zloss);
+  if (zloss_scale != 0.0) out->lse = DescribeTensor(a.lse);
   return OkStatus();
 }
 
@@ -135,9 +141,9 @@ class CeGradPlan final : public Plan {
     auto* coef = Grant<RowCoef>(workspace, coef_);
     float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.target, k_.has_weight ? &k_.weight : nullptr,
-                                          k_.n, k_.c, k_.ignore_index, k_.reduction, w, rows,
-                                          &scan));
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.soc, k_.target,
+                                          k_.has_weight ? &k_.weight : nullptr, k_.n, k_.c,
+                                          k_.ignore_index, k_.reduction, w, rows, &scan));
     const bool none = k_.reduction == ce::Reduction::kNone;
     const double cinv = 1.0 / static_cast<double>(k_.c);
     for (int64_t i = 0; i < k_.n; ++i) {

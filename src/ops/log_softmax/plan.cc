@@ -7,6 +7,7 @@
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/slices.h"
+#include "ops/common/soc_rules.h"
 #include "ops/common/strided.h"
 #include "simd/dispatch.h"
 #include "tensor/validate.h"
@@ -23,6 +24,9 @@ Status Validate(const Args& a, Checked* c) {
   ACLNN_RETURN_IF_ERROR(CheckDim(kOp, a.dim, Rank(a.self), &wrapped));
   ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "self", a.self, kFloatOrDoubleDtypes, kBad));
   ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "out", a.out, kFloatOrDoubleDtypes, kBad));
+  const SocProfile soc = CurrentSoc();
+  ACLNN_RETURN_IF_ERROR(CheckSocTakesDtype(kOp, soc, "self", a.self));
+  ACLNN_RETURN_IF_ERROR(CheckSocTakesDtype(kOp, soc, "out", a.out));
   ACLNN_RETURN_IF_ERROR(CheckMaxRank(kOp, "self", a.self, kBad));
   ACLNN_RETURN_IF_ERROR(CheckSameShape(kOp, "self", a.self, "out", a.out, kBad));
   if (NumElements(a.self) == 0) {

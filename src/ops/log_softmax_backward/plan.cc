@@ -6,6 +6,7 @@
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/slices.h"
+#include "ops/common/soc_rules.h"
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
@@ -20,13 +21,20 @@ Status Validate(const Args& a, Checked* c) {
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "gradOutput", a.grad_output));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "output", a.output));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "out", a.out));
-  if (NumElements(a.grad_output) == 0 || NumElements(a.output) == 0) {
-    c->empty = true;  // CANN A2/A3: empty inputs succeed before any other check
+  const SocProfile soc = CurrentSoc();
+  const bool empty = NumElements(a.grad_output) == 0 || NumElements(a.output) == 0;
+  // CANN A2/A3 (and the default): empty inputs succeed before any other check; the 950 checks
+  // first.
+  const bool empty_first = soc.family != SocFamily::kAscend950;
+  if (empty && empty_first) {
+    c->empty = true;
     return OkStatus();
   }
   constexpr int kBad = ACLNN_ERR_PARAM_INVALID;
   ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "gradOutput", a.grad_output, kFloatDtypes, kBad));
   ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "output", a.output, kFloatDtypes, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckSocTakesDtype(kOp, soc, "gradOutput", a.grad_output));
+  ACLNN_RETURN_IF_ERROR(CheckSocTakesDtype(kOp, soc, "output", a.output));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradOutput", a.grad_output, "output", a.output, kBad));
   ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "out", a.out, kFloatOrDoubleDtypes, kBad));
   ACLNN_RETURN_IF_ERROR(CheckMaxRank(kOp, "gradOutput", a.grad_output, kBad));
@@ -35,6 +43,10 @@ Status Validate(const Args& a, Checked* c) {
   ACLNN_RETURN_IF_ERROR(CheckSameShape(kOp, "gradOutput", a.grad_output, "out", a.out, kBad));
   int64_t wrapped = 0;
   ACLNN_RETURN_IF_ERROR(CheckDim(kOp, a.dim, Rank(a.grad_output), &wrapped));
+  if (empty) {
+    c->empty = true;
+    return OkStatus();
+  }
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradOutput", a.grad_output));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "output", a.output));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
