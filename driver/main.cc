@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "acl/acl.h"
 #include "bandwidth.h"
 #include "call.h"
+#include "core/soc.h"
 #include "device_tensor.h"
 #include "npy.h"
 #include "problem.h"
@@ -41,6 +43,7 @@ constexpr int kExitFailed = 1, kExitUsage = 2;
 struct Options {
   bool check = false, perf = false;
   std::string dump_dir, input_dir, batch_file;
+  std::string soc;  // --soc: the SoC profile (through ACLNN_CPU_SOC, as any program gets it)
   int warmup = 3, reps = 20;
   std::vector<Problem> problems;
 };
@@ -255,6 +258,7 @@ bool RunProblem(const Options& o, const Problem& p, size_t index, size_t count) 
   result["message"] = msg;
   result["workspace_bytes"] = ws_size;
   result["cpu_target"] = aclnn_cpu::CurrentTargetName();
+  result["soc"] = aclrtGetSocName();
   result["threads"] = aclnn_cpu::NumThreads();
   bool ok = st == 0;
   if (st != 0) {
@@ -362,6 +366,10 @@ int ParseCommandLine(int argc, char** argv, Options* o) {
       ->type_name("FILE");
   app.add_option("--warmup", o->warmup, "--perf warm-up runs")->check(CLI::Range(0, 1000000));
   app.add_option("--reps", o->reps, "--perf timed runs")->check(CLI::Range(1, 1000000));
+  app.add_option("--soc", o->soc,
+                 "follow this Ascend SoC's rules (e.g. Ascend910B2, Ascend950PR, Ascend310P3; "
+                 "aclnn-cpu: the default); sets ACLNN_CPU_SOC for aclInit")
+      ->type_name("NAME");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -423,10 +431,18 @@ int main(int argc, char** argv) {
   const int code = driver::ParseCommandLine(argc, argv, &o);
   if (code >= 0) return code;
   if (!o.check && !o.perf && o.dump_dir.empty()) o.check = true;  // default: check
+  if (!o.soc.empty()) setenv(aclnn_cpu::kSocEnvVar, o.soc.c_str(), 1);
   if (aclInit(nullptr) != ACL_SUCCESS || aclrtSetDevice(0) != ACL_SUCCESS) {
     std::fprintf(stderr, "aclnn-cpu-driver: runtime initialisation failed: %s\n",
                  driver::Message().c_str());
-    return driver::kExitFailed;
+    return o.soc.empty() ? driver::kExitFailed : driver::kExitUsage;
+  }
+  const aclnn_cpu::SocProfile soc = aclnn_cpu::CurrentSoc();
+  if (!soc.is_cpu()) {
+    std::printf(
+        "SoC profile %s (%s): the operators refuse what that NPU refuses "
+        "(docs/soc_profiles.md)\n",
+        soc.name, aclnn_cpu::SocFamilyName(soc.family));
   }
   size_t passed = 0;
   const auto t0 = std::chrono::steady_clock::now();

@@ -167,6 +167,9 @@ void AddProblemOptions(CLI::App& app, Problem& p) {
                  AttrHelp("labelSmoothing in [0, 1]", Attr::kLabelSmoothing));
   app.add_option("--zloss", p.zloss,
                  AttrHelp("lseSquareScaleForZloss (z-loss on when non-zero)", Attr::kZloss));
+  app.add_option("--target-length", p.target_length,
+                 "the class-index tensor's length (default N): a mismatch to see it refused")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   AddNamed(app, "--layout", p.layout, Layouts(),
            "every tensor: contiguous, transposed (reversed strides), offset (storage "
            "offset 7), padded (strides of a larger tensor plus offset)",
@@ -208,6 +211,9 @@ std::string Validate(const Problem& p) {
       list += optable::DtypeShortName(op.dtypes[i]);
     }
     return std::string("--op ") + op.name + " takes --dtype " + list + ".";
+  }
+  if (p.target_length >= 0 && !p.Takes(optable::Attr::kTargetDtype)) {
+    return std::string("--op ") + op.name + " has no class-index tensor for --target-length.";
   }
   return "";
 }

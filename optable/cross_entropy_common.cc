@@ -22,7 +22,7 @@ std::vector<int64_t> LossShape(const Problem& p) {
 }
 
 std::vector<double> Targets(const Problem& p, std::mt19937_64& rng) {
-  const int64_t n = p.shape[0], c = p.shape[1];
+  const int64_t n = p.TargetLength(), c = p.shape[1];
   std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(c - 1, 0)),
       pick(0, std::max<int64_t>(p.ignore_every - 1, 0));
   std::vector<double> t(static_cast<size_t>(n));

@@ -15,7 +15,7 @@ enum { kInput, kTarget, kWeight, kLossOut, kLogProbOut, kZlossOut, kLseOut };
 // `stats`: the dtype of lossOut, zlossOut and lseForZlossOut.
 std::vector<TensorDecl> DeclareWith(const Problem& p, aclDataType stats) {
   const int64_t n = p.shape[0], c = p.shape[1];
-  return {{true, p.dtype, p.shape},   {true, p.target_dtype, {n}},
+  return {{true, p.dtype, p.shape},   {true, p.target_dtype, {p.TargetLength()}},
           {p.weight, ACL_FLOAT, {c}}, {true, stats, ce::LossShape(p)},
           {true, p.dtype, p.shape},   {true, stats, ce::LossShape(p)},
           {true, stats, {n}}};

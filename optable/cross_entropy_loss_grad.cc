@@ -15,9 +15,12 @@ enum { kGradLoss, kLogProb, kTarget, kWeight, kGradZloss, kLse, kOut };
 std::vector<TensorDecl> Declare(const Problem& p) {
   const int64_t n = p.shape[0], c = p.shape[1];
   const bool z = p.zloss != 0.0;
-  return {{true, p.dtype, ce::LossShape(p)}, {true, p.dtype, p.shape},
-          {true, p.target_dtype, {n}},       {p.weight, ACL_FLOAT, {c}},
-          {z, p.dtype, ce::LossShape(p)},    {z, p.dtype, {n}},
+  return {{true, p.dtype, ce::LossShape(p)},
+          {true, p.dtype, p.shape},
+          {true, p.target_dtype, {p.TargetLength()}},
+          {p.weight, ACL_FLOAT, {c}},
+          {z, p.dtype, ce::LossShape(p)},
+          {z, p.dtype, {n}},
           {true, p.dtype, p.shape}};
 }
 

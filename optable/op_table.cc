@@ -156,6 +156,7 @@ std::string Problem::ToString() const {
       s += std::string(" ") + AttrFlag(a) + "=" + AttrText(a);
     }
   }
+  if (target_length >= 0) s += " --target-length=" + std::to_string(target_length);
   if (layout != testing_support::Layout::kContiguous) {
     s += std::string(" --layout=") + testing_support::LayoutName(layout);
   }

@@ -55,6 +55,9 @@ struct Problem {
   aclDataType dtype = ACL_FLOAT;
   aclDataType out_dtype = ACL_DT_UNDEFINED;  // default: dtype
   aclDataType target_dtype = ACL_INT64;
+  // The class-index tensor's length; -1: N (shape[0]). Another length is refused by every
+  // profile (561002): the driver's --target-length shows it.
+  int64_t target_length = -1;
   int64_t dim = -1;
   std::string reduction = "mean";
   bool weight = false;
@@ -66,6 +69,7 @@ struct Problem {
   uint64_t seed = 1;
 
   aclDataType OutDtype() const { return out_dtype == ACL_DT_UNDEFINED ? dtype : out_dtype; }
+  int64_t TargetLength() const { return target_length < 0 ? shape[0] : target_length; }
   // dim wrapped into [0, max(rank, 1)).
   int WrappedDim() const;
   bool Takes(Attr a) const;

@@ -97,6 +97,33 @@ PY
     expect 1 "phase 1 returned 161002: .*(outputs untouched)" "$driver" --op lsm --shape 4x4 --dim 5
     expect 1 "--cpu-target NOSUCH is not available here" "$driver" --op lsm --cpu-target NOSUCH
     ;;
+  soc)
+    # --soc: the NPU's refusals, with the profile named and the outputs untouched
+    # (docs/soc_profiles.md); the default accepts the same problems.
+    b910=(--soc Ascend910B2 --op ce_grad --shape 64x16)
+    expect 1 "161002: .*target has dtype INT32, which Ascend910B2 does not take" \
+      "$driver" "${b910[@]}" --target-dtype s32
+    expect 1 "161002: .*labelSmoothing 0.1 is not implemented on Ascend910B2.*untouched" \
+      "$driver" "${b910[@]}" --label-smoothing 0.1
+    expect 0 "1 passed" "$driver" --op ce_grad --shape 64x16 --target-dtype s32 --label-smoothing 0.1
+    for soc in Ascend910B2 Ascend950PR; do
+      for op in ce ce_grad; do
+        expect 1 "561002: .*target has shape \\[7\\] but must be" \
+          "$driver" --soc $soc --op $op --shape 64x16 --target-length 7
+      done
+    done
+    expect 1 "161002: aclnnLogSoftmax: self has dtype BF16, which Ascend310P3 does not support" \
+      "$driver" --soc Ascend310P3 --op lsm --shape 8x16 --dtype bf16
+    expect 1 "561003: aclnnCrossEntropyLossGrad does not exist on Ascend910ProA" \
+      "$driver" --soc Ascend910ProA --op ce_grad --shape 8x16
+    expect 1 "100000: .*target\\[[0-9]+\\] = -100 is not a class.*negative ignoreIndex masks no row" \
+      "$driver" --soc Ascend950PR --op ce_grad --shape 64x16
+    expect 0 "1 passed" "$driver" --op ce_grad --shape 64x16
+    expect 2 "ACLNN_CPU_SOC=\"Ascend999\" is not a known SoC; known:" \
+      "$driver" --soc Ascend999 --op ce --shape 8x8
+    expect 2 "--op log_softmax has no class-index tensor for --target-length" \
+      "$driver" --op lsm --target-length 3
+    ;;
   *) fail "unknown case $case" ;;
 esac
 echo "PASS: driver $case"
