@@ -22,6 +22,7 @@ from ._ops import (
     AclnnValueError,
     empty_like_kind,
     get_num_threads,
+    raise_for,
     set_num_threads,
 )
 from ._ops import _ACL_BY_NAME, ACL_DT_UNDEFINED, acl_dtype
@@ -30,6 +31,7 @@ __all__ = [
     "AclnnError", "AclnnValueError", "AclnnTypeError", "AclnnRuntimeError",
     "log_softmax", "log_softmax_backward", "cross_entropy_loss", "cross_entropy_loss_grad",
     "CrossEntropyLossResult", "set_num_threads", "get_num_threads", "cpu_target", "OPS",
+    "set_soc", "soc_name",
 ]
 __version__ = "0.1.0"
 
@@ -37,6 +39,22 @@ __version__ = "0.1.0"
 def cpu_target() -> str:
     """The SIMD target the operators run on (Highway's name: "AVX2", "AVX3", "NEON", ...)."""
     return _C.cpu_target()
+
+
+def set_soc(name: Optional[str]) -> None:
+    """Makes later calls follow an Ascend SoC's rules (docs/soc_profiles.md): refuse what that
+    NPU refuses, compute what it computes. ``name`` as ``aclrtGetSocName()`` spells it
+    ("Ascend910B2", "Ascend950PR", "Ascend310P3", ...); None or "" restores the default. The
+    profile is process-wide, like ``ACLNN_CPU_SOC`` (read when aclnn_cpu is imported). An unknown
+    name raises ``AclnnValueError`` listing the known ones."""
+    status, message = _C.set_soc(name or "")
+    if status != 0:
+        raise_for(status, message)
+
+
+def soc_name() -> str:
+    """``aclrtGetSocName()``: the profile's SoC name, or "aclnn-cpu" for the default."""
+    return _C.soc_name()
 
 
 def _acl_of(dtype: Any) -> int:
@@ -97,9 +115,13 @@ def cross_entropy_loss(input: Any, target: Any, weight: Any = None, *, reduction
          "logProbOut": outs[1], "zlossOut": outs[2], "lseForZlossOut": outs[3]},
         reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
         zloss=z_loss_scale, return_zloss=return_z_loss)
+    # A SoC profile whose NPU ignores the z-loss leaves zlossOut and lseForZlossOut unwritten.
+    z_written = z_loss_scale != 0.0 and not _C.soc_ignores_zloss()
     return CrossEntropyLossResult(r["lossOut"], r["logProbOut"],
-                                  r["zlossOut"] if return_z_loss else None,
-                                  r["lseForZlossOut"] if z_loss_scale != 0.0 else None)
+                                  r["zlossOut"] if return_z_loss and (z_written or
+                                                                      z_loss_scale == 0.0)
+                                  else None,
+                                  r["lseForZlossOut"] if z_written else None)
 
 
 def _as_array_like(value: Any, ref: Any, shape: tuple) -> Any:

@@ -82,7 +82,8 @@ def log_softmax(input: Tensor, dim: int, dtype: Optional[torch.dtype] = None) ->
 def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Optional[Tensor], reduction: str,
                         ignore_index: int, label_smoothing: float, z_loss_scale: float,
                         fp32_loss: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    # lse is written only with a z-loss; zero it otherwise so the output is always defined.
+    # lse is written only with a z-loss (and not under a SoC profile whose NPU ignores it, which
+    # leaves z_loss unwritten too): zero it otherwise so the outputs are always defined.
     lse_dtype = torch.float32 if fp32_loss else input.dtype
     lse = input.new_empty((input.shape[0],), dtype=lse_dtype) if z_loss_scale != 0.0 else \
         input.new_zeros((input.shape[0],), dtype=lse_dtype)
@@ -90,7 +91,11 @@ def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Optional[Tensor],
                                ignore_index=ignore_index, label_smoothing=label_smoothing,
                                z_loss_scale=z_loss_scale, return_z_loss=True, fp32_loss=fp32_loss,
                                out=(None, None, None, lse))
-    return r.loss, r.log_prob, r.z_loss, lse
+    z_loss = r.z_loss
+    if z_loss is None:
+        z_loss = torch.zeros_like(r.loss)
+        lse.zero_()
+    return r.loss, r.log_prob, z_loss, lse
 
 
 def _loss_shape(input: Tensor, reduction: str):

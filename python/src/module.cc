@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
 #include "core/dtype.h"
+#include "core/soc.h"
 #include "op_table.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
@@ -308,11 +310,21 @@ Result Run(size_t op_index, const std::vector<nb::object>& arrays, const std::ve
 NB_MODULE(_C, m) {
   m.doc() =
       "aclnn-cpu's operators through CANN's API (internal; use aclnn_cpu and aclnn_cpu.torch).";
-  aclInit(nullptr);
+  // aclInit reads ACLNN_CPU_SOC: an unknown SoC name fails the import with the library's sentence.
+  if (aclInit(nullptr) != ACL_SUCCESS) throw std::runtime_error(aclGetRecentErrMsg());
   m.def("ops", &Ops, "The operator table: name, api, params (name, is_output, optional), attrs.");
   m.def("declare", &Declare, "Dtype and shape of every parameter for a problem.");
   m.def("run", &Run, "One operator call through CANN's two phases; (status, message).");
   m.def("default_num_threads", &aclnn_cpu::NumThreads,
         "Threads a call uses without a count of its own (ACLNN_CPU_NUM_THREADS, ...).");
   m.def("cpu_target", [] { return std::string(aclnn_cpu::CurrentTargetName()); });
+  m.def(
+      "set_soc",
+      [](const std::string& name) -> Result {
+        const aclnn_cpu::Status st = aclnn_cpu::SelectSoc(name.c_str());
+        return {st.code, st.msg};
+      },
+      "Selects the SoC profile of later calls (\"\": the default); (status, message).");
+  m.def("soc_name", [] { return std::string(aclrtGetSocName()); });
+  m.def("soc_ignores_zloss", [] { return aclnn_cpu::CurrentSoc().ignores_zloss(); });
 }
