@@ -32,6 +32,8 @@ env -i PATH="$PATH" HOME="${HOME:-/root}" bash -c '
     echo "== $(basename "$exe")"
     "$exe"
   done
+  echo "== test_soc_name, unchanged, under the SoC profile of an Atlas A2 (ACLNN_CPU_SOC=Ascend910B2)"
+  ACLNN_CPU_SOC=Ascend910B2 build-examples/bin/test_soc_name
   echo "== aclnn-cpu-driver --batch driver/problems/smoke.txt --check --perf"
   aclnn-cpu-driver --batch driver/problems/smoke.txt --check --perf --reps 5
 '

@@ -20,3 +20,9 @@ for exe in "$build"/bin/*; do
   "${emulator[@]}" "$exe" >/dev/null || { echo "$exe failed"; exit 1; }
   echo "ok: $(basename "$exe") ($recipe recipe)"
 done
+# The same binary under a SoC profile: aclrtGetSocName() names it, and the NPU's refusal of a
+# label-smoothed gradient on the 910B-family comes back (docs/soc_profiles.md).
+soc_out=$(ACLNN_CPU_SOC=Ascend910B2 "${emulator[@]}" "$build/bin/test_soc_name")
+grep -q "aclrtGetSocName: Ascend910B2" <<<"$soc_out" && grep -q "ERROR 161002" <<<"$soc_out" ||
+  { echo "test_soc_name under Ascend910B2 printed:"; echo "$soc_out"; exit 1; }
+echo "ok: test_soc_name under ACLNN_CPU_SOC=Ascend910B2 ($recipe recipe)"
