@@ -76,11 +76,13 @@ void LsmFwdT(const T* x, float m, float l, T* out, size_t n, bool stream) {
 }
 
 template <class T>
-void CeGradT(const T* lp, T* out, size_t n, float a, float b, const float* w, bool stream) {
+void CeGradT(const T* lp, T* out, size_t n, float shift, float a, float b, const float* w,
+             bool stream) {
   const DF d;
-  const VF va = hn::Set(d, a), vb = hn::Set(d, b);
+  const VF va = hn::Set(d, a), vb = hn::Set(d, b), vs = hn::Set(d, shift);
   ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
-    const VF p = ExpF(d, LoadPartialF32(d, lp + i, c, 0.0f));
+    // lp - 0 is lp exactly (signed zeros, infinities and NaN included).
+    const VF p = ExpF(d, hn::Sub(LoadPartialF32(d, lp + i, c, 0.0f), vs));
     const VF wj = w != nullptr ? LoadPartialF32(d, w + i, c, 0.0f) : hn::Set(d, 1.0f);
     return hn::NegMulAdd(vb, wj, hn::Mul(p, va));
   });
@@ -140,29 +142,29 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
 }
 
 // Non-template entry points, one set per dtype of float_types.inc.
-#define ACLNN_FLOAT_TYPE(S, E, T)                                                                \
-  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }          \
-  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n, bool st) {         \
-    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st); \
-  }                                                                                              \
-  float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }           \
-  double SumExp_##S(const void* x, size_t n, float m, double* k) {                               \
-    return SumExpT(static_cast<const T*>(x), n, m, k);                                           \
-  }                                                                                              \
-  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n, bool st) {               \
-    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                        \
-  }                                                                                              \
-  void CeGrad_##S(const void* lp, void* out, size_t n, float a, float b, const float* w,         \
-                  bool st) {                                                                     \
-    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, a, b, w, st);                    \
-  }                                                                                              \
-  double Dot_##S(const void* x, const float* w, size_t n, float m) {                             \
-    return DotT(static_cast<const T*>(x), w, n, m);                                              \
-  }                                                                                              \
-  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,         \
-                      size_t sg, size_t sy, size_t so) {                                         \
-    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,  \
-                cols, sg, sy, so);                                                               \
+#define ACLNN_FLOAT_TYPE(S, E, T)                                                                  \
+  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }            \
+  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n, bool st) {           \
+    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st);   \
+  }                                                                                                \
+  float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }             \
+  double SumExp_##S(const void* x, size_t n, float m, double* k) {                                 \
+    return SumExpT(static_cast<const T*>(x), n, m, k);                                             \
+  }                                                                                                \
+  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n, bool st) {                 \
+    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                          \
+  }                                                                                                \
+  void CeGrad_##S(const void* lp, void* out, size_t n, float sh, float a, float b, const float* w, \
+                  bool st) {                                                                       \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b, w, st);                  \
+  }                                                                                                \
+  double Dot_##S(const void* x, const float* w, size_t n, float m) {                               \
+    return DotT(static_cast<const T*>(x), w, n, m);                                                \
+  }                                                                                                \
+  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,           \
+                      size_t sg, size_t sy, size_t so) {                                           \
+    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,    \
+                cols, sg, sy, so);                                                                 \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE

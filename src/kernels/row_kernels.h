@@ -16,8 +16,9 @@
 //                          (each contributes exactly 1). Keeping the 1s apart keeps log(k + R)
 //                          = log(k) + log1p(R / k) accurate when R is tiny (confident rows).
 //   lsm_fwd(x,m,l,out,n,stream): out = (x - m) - l. out may alias x. `stream` as for lsm_bwd.
-//   ce_grad(lp,out,n,a,b,w,stream): out = exp(lp) * a - b * w[j] (w == nullptr: w[j] = 1);
-//                          `stream` as for lsm_bwd.
+//   ce_grad(lp,out,n,shift,a,b,w,stream): out = exp(lp - shift) * a - b * w[j] (w == nullptr:
+//                          w[j] = 1; shift 0 for log-probabilities, the row's log-sum-exp for
+//                          logits). out may alias lp. `stream` as for lsm_bwd.
 //   dot(x, w, n, m)      = sum of (x - m) * w[j] (w == nullptr: w[j] = 1), blocked like sum;
 //                          the shift keeps the error relative to x - m, not to x.
 //   lsm_bwd_cols(g, y, out, rows, cols, sg, sy, so, pack): the same formula for `cols` (<=
@@ -50,8 +51,8 @@ struct RowKernels {
   float (*max)(const void* x, size_t n) = nullptr;
   double (*sum_exp)(const void* x, size_t n, float m, double* k) = nullptr;
   void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n, bool stream) = nullptr;
-  void (*ce_grad)(const void* lp, void* out, size_t n, float a, float b, const float* w,
-                  bool stream) = nullptr;
+  void (*ce_grad)(const void* lp, void* out, size_t n, float shift, float a, float b,
+                  const float* w, bool stream) = nullptr;
   double (*dot)(const void* x, const float* w, size_t n, float m) = nullptr;
   void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols, size_t sg,
                        size_t sy, size_t so) = nullptr;

@@ -18,7 +18,7 @@ namespace {
 std::vector<float> ExpThroughKernel(const std::vector<float>& x) {
   const aclnn_cpu::RowKernels k = aclnn_cpu::GetRowKernels(ACL_FLOAT);
   std::vector<float> out(x.size());
-  k.ce_grad(x.data(), out.data(), x.size(), 1.0f, 0.0f, nullptr, false);
+  k.ce_grad(x.data(), out.data(), x.size(), 0.0f, 1.0f, 0.0f, nullptr, false);
   return out;
 }
 

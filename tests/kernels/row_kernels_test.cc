@@ -187,23 +187,29 @@ double SumAbs(const std::vector<double>& v) {
   return Elementwise(out, want, bound, c.dt);
 }
 
+// Log-probabilities (shift 0) and logits with their row's log-sum-exp as the shift (7.25).
 ::testing::AssertionResult Check_ce_grad(const Case& c) {
   for (bool weighted : {false, true}) {
-    Buf lp(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign), w(ACL_FLOAT, c.n, c.misalign);
-    const std::vector<double> lv = lp.Set(c.Uniform(c.n, -12.0, 0.0));
-    const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
-    const double a = 0.8, b = 0.01;
-    std::vector<double> want(c.n), bound(c.n);
-    for (size_t i = 0; i < c.n; ++i) {
-      const double p = std::exp(lv[i]) * a, q = b * (weighted ? wv[i] : 1.0);
-      want[i] = p - q;
-      bound[i] = 5 * kEps32 * (p + q);  // exp, a product, then one fused multiply-add
+    for (double shift : {0.0, 7.25}) {
+      Buf lp(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign), w(ACL_FLOAT, c.n, c.misalign);
+      const std::vector<double> lv = lp.Set(c.Uniform(c.n, shift - 12.0, shift));
+      const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
+      const double a = 0.8, b = 0.01;
+      std::vector<double> want(c.n), bound(c.n);
+      for (size_t i = 0; i < c.n; ++i) {
+        const double p = std::exp(lv[i] - shift) * a, q = b * (weighted ? wv[i] : 1.0);
+        want[i] = p - q;
+        // exp, a product, then one fused multiply-add; the f32 difference lp - shift (exact
+        // for shift 0) moves the exponent by up to half an ulp of it (u |lp - shift|).
+        bound[i] = 5 * kEps32 * (p + q) + p * kEps32 * std::fabs(lv[i] - shift);
+      }
+      c.k.ce_grad(lp.p(), out.p(), c.n, static_cast<float>(shift), static_cast<float>(a),
+                  static_cast<float>(b), weighted ? static_cast<const float*>(w.p()) : nullptr,
+                  c.stream);
+      aclnn_cpu::FlushStreamingStores();
+      ::testing::AssertionResult r = Elementwise(out, want, bound, c.dt);
+      if (!r) return r << (weighted ? " (weighted" : " (no weight") << ", shift " << shift << ")";
     }
-    c.k.ce_grad(lp.p(), out.p(), c.n, static_cast<float>(a), static_cast<float>(b),
-                weighted ? static_cast<const float*>(w.p()) : nullptr, c.stream);
-    aclnn_cpu::FlushStreamingStores();
-    ::testing::AssertionResult r = Elementwise(out, want, bound, c.dt);
-    if (!r) return r << (weighted ? " (weighted)" : " (no weight)");
   }
   return ::testing::AssertionSuccess();
 }
