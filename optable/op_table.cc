@@ -13,11 +13,17 @@ extern const OpSpec kLogSoftmax;
 extern const OpSpec kCrossEntropyLossGrad;
 extern const OpSpec kCrossEntropyLoss;
 extern const OpSpec kCpuCrossEntropyLoss;
+extern const OpSpec kCrossEntropyLossLse;
+extern const OpSpec kCrossEntropyLossGradFromLogits;
 
 const std::vector<const OpSpec*>& Ops() {
-  static const std::vector<const OpSpec*> ops = {&kLogSoftmaxBackward, &kLogSoftmax,
-                                                 &kCrossEntropyLossGrad, &kCrossEntropyLoss,
-                                                 &kCpuCrossEntropyLoss};
+  static const std::vector<const OpSpec*> ops = {&kLogSoftmaxBackward,
+                                                 &kLogSoftmax,
+                                                 &kCrossEntropyLossGrad,
+                                                 &kCrossEntropyLoss,
+                                                 &kCpuCrossEntropyLoss,
+                                                 &kCrossEntropyLossLse,
+                                                 &kCrossEntropyLossGradFromLogits};
   return ops;
 }
 

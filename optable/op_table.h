@@ -151,6 +151,9 @@ struct OpSpec {
   // The benchmarked problems of this operator (`self`).
   std::vector<Problem> (*bench_problems)(const OpSpec* self);
 
+  // The input that the output may be (the same view, computed in place), or null: callers
+  // that refuse overlapping memory (the Python binding) let that pair through.
+  const char* in_place_input = nullptr;
   // Index of the first parameter with an integer dtype (class indices), or -1.
   int IndexParam(const Problem& p) const;
 };

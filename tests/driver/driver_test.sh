@@ -84,7 +84,7 @@ PY
     [ -f many/1/problem.json ] && [ -f many/2/problem.json ] || fail "batch dump directories"
     ;;
   bad_arguments)
-    expect 2 "--op foo is not one of: ce, ce_fp32, ce_grad" "$driver" --op foo
+    expect 2 "--op foo is not one of: ce, ce_fp32, ce_grad, ce_grad_logits, ce_lse" "$driver" --op foo
     expect 2 "--shape 4x: dims are non-negative integers" "$driver" --op lsm --shape 4x
     expect 2 "needs a 2-D --shape NxC, not 3x4x5" "$driver" --op ce --shape 3x4x5
     expect 2 "--reduction: .*mean" "$driver" --op ce --reduction avg

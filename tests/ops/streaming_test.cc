@@ -50,6 +50,14 @@ TEST(StreamingStores, EveryOperatorRowsMatchPlainStores) {
       p.reduction = "sum";
       p.shape = {1, kC};
       SCOPED_TRACE(p.ToString());
+      // Operators without a full-size output (the lean forward) stream nothing.
+      bool full_output = false;
+      const std::vector<optable::TensorDecl> decls = op->declare(p);
+      for (size_t i = 0; i < decls.size(); ++i) {
+        full_output |= decls[i].present && op->params[i].role == optable::Role::kOutput &&
+                       decls[i].shape == p.shape;
+      }
+      if (!full_output) continue;
       Call one(p);
       one.FillRandom();
       const int index = op->IndexParam(p);

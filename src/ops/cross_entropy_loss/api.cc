@@ -9,7 +9,7 @@ using namespace aclnn_cpu;
 
 namespace {
 
-aclnnStatus CrossEntropyLossPhase1(bool float_stats, const aclTensor* input,
+aclnnStatus CrossEntropyLossPhase1(bool float_stats, bool lean, const aclTensor* input,
                                    const aclTensor* target, const aclTensor* weight,
                                    char* reduction, int64_t ignore_index, double label_smoothing,
                                    double zloss_scale, bool return_zloss, const aclTensor* loss,
@@ -18,7 +18,7 @@ aclnnStatus CrossEntropyLossPhase1(bool float_stats, const aclTensor* input,
                                    aclOpExecutor** executor) {
   const ce_fwd::Args args{input,           target,      weight,       reduction, ignore_index,
                           label_smoothing, zloss_scale, return_zloss, loss,      log_prob,
-                          zloss,           lse,         float_stats};
+                          zloss,           lse,         float_stats,  lean};
   return Phase1(args.op(), args, ce_fwd::Validate, ce_fwd::MakePlan, workspace_size, executor);
 }
 
@@ -32,7 +32,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
     double lseSquareScaleForZloss, bool returnZloss, const aclTensor* lossOut,
     const aclTensor* logProbOut, const aclTensor* zlossOut, const aclTensor* lseForZlossOut,
     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  return CrossEntropyLossPhase1(false, input, target, weightOptional, reductionOptional,
+  return CrossEntropyLossPhase1(false, false, input, target, weightOptional, reductionOptional,
                                 ignoreIndex, labelSmoothing, lseSquareScaleForZloss, returnZloss,
                                 lossOut, logProbOut, zlossOut, lseForZlossOut, workspaceSize,
                                 executor);
@@ -49,15 +49,33 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGetWorkspaceSize(
     double lseSquareScaleForZloss, bool returnZloss, const aclTensor* lossOut,
     const aclTensor* logProbOut, const aclTensor* zlossOut, const aclTensor* lseForZlossOut,
     uint64_t* workspaceSize, aclOpExecutor** executor) {
-  return CrossEntropyLossPhase1(true, input, target, weightOptional, reductionOptional, ignoreIndex,
-                                labelSmoothing, lseSquareScaleForZloss, returnZloss, lossOut,
-                                logProbOut, zlossOut, lseForZlossOut, workspaceSize, executor);
+  return CrossEntropyLossPhase1(true, false, input, target, weightOptional, reductionOptional,
+                                ignoreIndex, labelSmoothing, lseSquareScaleForZloss, returnZloss,
+                                lossOut, logProbOut, zlossOut, lseForZlossOut, workspaceSize,
+                                executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLoss(void* workspace, uint64_t workspaceSize,
                                                          aclOpExecutor* executor,
                                                          aclrtStream stream) {
   return RunPhase2(ce_fwd::kFloatStatsOp, workspace, workspaceSize, executor, stream);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossLseGetWorkspaceSize(
+    const aclTensor* input, const aclTensor* target, const aclTensor* weightOptional,
+    char* reductionOptional, int64_t ignoreIndex, double labelSmoothing,
+    double lseSquareScaleForZloss, bool returnZloss, const aclTensor* lossOut,
+    const aclTensor* zlossOut, const aclTensor* lseOut, uint64_t* workspaceSize,
+    aclOpExecutor** executor) {
+  return CrossEntropyLossPhase1(true, true, input, target, weightOptional, reductionOptional,
+                                ignoreIndex, labelSmoothing, lseSquareScaleForZloss, returnZloss,
+                                lossOut, nullptr, zlossOut, lseOut, workspaceSize, executor);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossLse(void* workspace, uint64_t workspaceSize,
+                                                            aclOpExecutor* executor,
+                                                            aclrtStream stream) {
+  return RunPhase2(ce_fwd::kLseOp, workspace, workspaceSize, executor, stream);
 }
 
 }  // extern "C"

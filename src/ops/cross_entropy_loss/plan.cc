@@ -19,29 +19,40 @@ namespace ce_fwd {
 Status Validate(const Args& a, Checked* out) {
   *out = Checked{};
   const char* const op = a.op();
+  const bool lean = a.lean;  // no logProbOut; lseOut FLOAT, always written
+  const char* const lse_name = lean ? "lseOut" : "lseForZlossOut";
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "input", a.input));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "target", a.target));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lossOut", a.loss_out));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "logProbOut", a.log_prob_out));
+  if (!lean) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "logProbOut", a.log_prob_out));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "zlossOut", a.zloss_out));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lseForZlossOut", a.lse_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, lse_name, a.lse_out));
   const SocProfile soc = CurrentSoc();
-  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(op, soc, /*extension=*/a.float_stats));
+  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(op, soc, /*extension=*/a.float_stats || lean));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
   ACLNN_RETURN_IF_ERROR(CheckDtype(op, "input", a.input, kFloatDtypes, kDtype));
   // The loss-like outputs: the input's dtype, or (the extension) FLOAT for a 16-bit input.
   auto check_stats_dtype = [&](const char* name, const aclTensor* t) {
     const bool half = a.input->dtype == ACL_FLOAT16 || a.input->dtype == ACL_BF16;
-    if (!a.float_stats || !half) return CheckSameDtype(op, name, t, "input", a.input, kDtype);
+    if (!(a.float_stats || lean) || !half) {
+      return CheckSameDtype(op, name, t, "input", a.input, kDtype);
+    }
     if (t->dtype == a.input->dtype || t->dtype == ACL_FLOAT) return OkStatus();
     return MakeError(kDtype, "%s: %s has dtype %s but must be FLOAT or the input's dtype %s.", op,
                      name, DtypeName(t->dtype), DtypeName(a.input->dtype));
   };
   ACLNN_RETURN_IF_ERROR(check_stats_dtype("lossOut", a.loss_out));
-  ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "logProbOut", a.log_prob_out, "input", a.input, kDtype));
+  if (!lean) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckSameDtype(op, "logProbOut", a.log_prob_out, "input", a.input, kDtype));
+  }
   ACLNN_RETURN_IF_ERROR(check_stats_dtype("zlossOut", a.zloss_out));
-  ACLNN_RETURN_IF_ERROR(check_stats_dtype("lseForZlossOut", a.lse_out));
+  if (lean) {
+    ACLNN_RETURN_IF_ERROR(CheckDtype(op, lse_name, a.lse_out, kFloat32Only, kDtype));
+  } else {
+    ACLNN_RETURN_IF_ERROR(check_stats_dtype(lse_name, a.lse_out));
+  }
   ce::Reduction r;
   int64_t n, c;
   ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(op, soc, "input", a.input, a.target, a.weight,
@@ -49,9 +60,12 @@ Status Validate(const Args& a, Checked* out) {
                                                       nullptr, &r, &n, &c));
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
+  if (!lean) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckShapeIs(op, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
+  }
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "zlossOut", a.zloss_out, r, n));
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "lseForZlossOut", a.lse_out, {n}, "(N,)", kTiling));
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, lse_name, a.lse_out, {n}, "(N,)", kTiling));
   if (c == 0 || (n == 0 && r == ce::Reduction::kNone)) {
     out->empty = true;  // no element of any output exists to be written
     return OkStatus();
@@ -60,19 +74,20 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "target", a.target));
   if (a.weight) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "weightOptional", a.weight));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "lossOut", a.loss_out));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "logProbOut", a.log_prob_out));
+  if (!lean) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "logProbOut", a.log_prob_out));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "zlossOut", a.zloss_out));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "lseForZlossOut", a.lse_out));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, lse_name, a.lse_out));
   // Where the NPU ignores the z-loss (zlossOut and lseForZlossOut are never written), so do we.
   ce::DescribeCommon(soc, r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing,
                      soc.ignores_zloss() ? 0.0 : a.zloss_scale, out);
   out->input = DescribeTensor(a.input);
   out->loss = DescribeTensor(a.loss_out);
-  out->log_prob = DescribeTensor(a.log_prob_out);
+  if (!lean) out->log_prob = DescribeTensor(a.log_prob_out);
   out->zloss = DescribeTensor(a.zloss_out);
   out->lse = DescribeTensor(a.lse_out);
   out->return_zloss = a.return_zloss && !soc.ignores_zloss();
   out->op = op;
+  out->lean = lean;
   return OkStatus();
 }
 
@@ -100,8 +115,9 @@ class CeFwdPlan final : public Plan {
       : k_(a), x_(a.input), lp_(a.log_prob), loss_(a.loss), zloss_(a.zloss), lse_(a.lse) {
     return_zloss_ = a.return_zloss;
     op_ = a.op;
+    lean_ = a.lean;
     dtype_ = x_.dtype;
-    contiguous_ = k_.c == 1 || (x_.strides[1] == 1 && lp_.strides[1] == 1);
+    contiguous_ = k_.c == 1 || (x_.strides[1] == 1 && (lean_ || lp_.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
     threads_ = NumThreads();
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
@@ -122,17 +138,17 @@ class CeFwdPlan final : public Plan {
 
   uint64_t workspace_bytes() const override { return booker_.total(); }
   uint64_t work_bytes() const override {
-    return static_cast<uint64_t>(k_.n * k_.c * 2 * DtypeSize(dtype_));
+    return static_cast<uint64_t>(k_.n * k_.c * (lean_ ? 1 : 2) * DtypeSize(dtype_));
   }
 
   std::string Describe() const override {
     return StrFormat(
-        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s%s%s, "
+        "%sN %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s%s%s, "
         "kernel logsoftmax_%s, target %s, up to %d threads",
-        static_cast<long long>(k_.n), static_cast<long long>(k_.c), DtypeName(dtype_),
-        ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no", k_.label_smoothing,
-        k_.zloss_scale, return_zloss_ ? " (returned)" : "",
-        contiguous_ ? "contiguous-rows" : "gather-f32",
+        lean_ ? "lean (no logProb), " : "", static_cast<long long>(k_.n),
+        static_cast<long long>(k_.c), DtypeName(dtype_), ce::ReductionName(k_.reduction),
+        k_.has_weight ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
+        return_zloss_ ? " (returned)" : "", contiguous_ ? "contiguous-rows" : "gather-f32",
         split_ ? " (rows split across threads)" : "", stream_ ? " (streaming stores)" : "",
         kernels_.dtype, target_name_, threads_);
   }
@@ -204,7 +220,9 @@ class CeFwdPlan final : public Plan {
   }
 
   void StoreLse(int64_t i, double lse) const {
-    if (k_.zloss_scale != 0.0) StoreFromDouble(lse_.dtype, lse_.data, i * lse_.strides[0], lse);
+    if (lean_ || k_.zloss_scale != 0.0) {
+      StoreFromDouble(lse_.dtype, lse_.data, i * lse_.strides[0], lse);
+    }
   }
 
   // logProb and lse of row i, and its loss terms, on one thread. Chunk sums are added in the
@@ -232,11 +250,12 @@ class CeFwdPlan final : public Plan {
     double log_s, lse;
     // Loss terms read the input before logProb is written (f may be rewritten in place).
     const RowLoss t = FinishRow(rt, m, &total, 1, w_sum, &log_s, &lse);
+    StoreLse(i, lse);
+    if (lean_) return t;
     char* lp = RowLp(i);
     kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
                      static_cast<size_t>(k_.c), stream_);
     if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], k_.c);
-    StoreLse(i, lse);
     return t;
   }
 
@@ -270,6 +289,7 @@ class CeFwdPlan final : public Plan {
             terms[i] = t;
             StoreLse(i, lse);
           }
+          if (lean_) return;
           kernels_.lsm_fwd(RowX(i) + c0 * esz, m, static_cast<float>(log_s), RowLp(i) + c0 * esz,
                            static_cast<size_t>(len), stream_);
         });
@@ -314,7 +334,7 @@ class CeFwdPlan final : public Plan {
 
   const ce::Common k_;  // reduction, N, C, target, weight, attributes
   TensorDesc x_, lp_, loss_, zloss_, lse_;
-  bool return_zloss_ = false, contiguous_ = false;
+  bool return_zloss_ = false, contiguous_ = false, lean_ = false;
   const char* op_ = kOp;
   aclDataType dtype_ = ACL_FLOAT;
   RowKernels kernels_;

@@ -15,6 +15,8 @@ constexpr const char* kOp = "aclnnCrossEntropyLoss";
 // aclnn-cpu's extension (include/aclnn_cpu/aclnn_cpu_ext.h): the same operator with fp32 loss,
 // z-loss and log-sum-exp outputs allowed for 16-bit inputs.
 constexpr const char* kFloatStatsOp = "aclnnCpuCrossEntropyLoss";
+// The lean forward (extension): no logProbOut; lseOut FLOAT, always written.
+constexpr const char* kLseOp = "aclnnCpuCrossEntropyLossLse";
 
 struct Args {
   const aclTensor* input;
@@ -31,8 +33,10 @@ struct Args {
   const aclTensor* lse_out;
   // kFloatStatsOp: lossOut, zlossOut and lseForZlossOut may be FLOAT for a 16-bit input.
   bool float_stats = false;
+  // kLseOp (implies float_stats): log_prob_out is null and unused.
+  bool lean = false;
 
-  const char* op() const { return float_stats ? kFloatStatsOp : kOp; }
+  const char* op() const { return lean ? kLseOp : (float_stats ? kFloatStatsOp : kOp); }
 };
 
 // What Validate hands to MakePlan: tensor descriptions and parsed attributes.
@@ -41,6 +45,7 @@ struct Checked : ce::Common {
   TensorDesc input, loss, log_prob, zloss, lse;
   bool return_zloss = false;
   const char* op = kOp;  // the entry point's name, for messages
+  bool lean = false;     // no logProb; lse always written
 };
 
 Status Validate(const Args& a, Checked* c);

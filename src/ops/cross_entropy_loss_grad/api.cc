@@ -1,4 +1,5 @@
 // C entry points of aclnnCrossEntropyLossGrad.
+#include "aclnn_cpu/aclnn_cpu_ext.h"
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 #include "ops/common/phase1.h"
 #include "ops/cross_entropy_loss_grad/plan.h"
@@ -31,6 +32,34 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCrossEntropyLossGrad(void* workspace, uint6
                                                           aclOpExecutor* executor,
                                                           aclrtStream stream) {
   return RunPhase2(ce_grad::kOp, workspace, workspaceSize, executor, stream);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
+    const aclTensor* gradLoss, const aclTensor* logits, const aclTensor* target,
+    const aclTensor* weightOptional, const aclTensor* gradZlossOptional, const aclTensor* lse,
+    char* reductionOptional, int64_t ignoreIndex, double labelSmoothing,
+    double lseSquareScaleForZloss, const aclTensor* out, uint64_t* workspaceSize,
+    aclOpExecutor** executor) {
+  const ce_grad::Args args{gradLoss,
+                           logits,
+                           target,
+                           weightOptional,
+                           gradZlossOptional,
+                           lse,
+                           reductionOptional,
+                           ignoreIndex,
+                           labelSmoothing,
+                           lseSquareScaleForZloss,
+                           out,
+                           true};
+  return Phase1(args.op(), args, ce_grad::Validate, ce_grad::MakePlan, workspaceSize, executor);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogits(void* workspace,
+                                                                       uint64_t workspaceSize,
+                                                                       aclOpExecutor* executor,
+                                                                       aclrtStream stream) {
+  return RunPhase2(ce_grad::kFromLogitsOp, workspace, workspaceSize, executor, stream);
 }
 
 }  // extern "C"

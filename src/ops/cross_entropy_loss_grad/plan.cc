@@ -18,25 +18,30 @@ namespace ce_grad {
 
 Status Validate(const Args& a, Checked* out) {
   *out = Checked{};
+  const char* const kOp = a.op();
+  const bool logits = a.from_logits;
+  const char* const lp_name = logits ? "logits" : "logProb";
+  const char* const lse_name = logits ? "lse" : "lseForZlossOptional";
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "gradLoss", a.grad_loss));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "logProb", a.log_prob));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, lp_name, a.log_prob));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
+  if (logits) ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, lse_name, a.lse));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "out", a.out));
   const SocProfile soc = CurrentSoc();
-  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(kOp, soc, /*extension=*/false));
+  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(kOp, soc, /*extension=*/logits));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "logProb", a.log_prob, kFloatDtypes, kDtype));
-  ACLNN_RETURN_IF_ERROR(
-      CheckSameDtype(kOp, "gradLoss", a.grad_loss, "logProb", a.log_prob, kDtype));
-  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "out", a.out, "logProb", a.log_prob, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lp_name, a.log_prob, kFloatDtypes, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradLoss", a.grad_loss, lp_name, a.log_prob, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "out", a.out, lp_name, a.log_prob, kDtype));
   if (a.grad_zloss != nullptr) {
     ACLNN_RETURN_IF_ERROR(
-        CheckSameDtype(kOp, "gradZlossOptional", a.grad_zloss, "logProb", a.log_prob, kDtype));
+        CheckSameDtype(kOp, "gradZlossOptional", a.grad_zloss, lp_name, a.log_prob, kDtype));
   }
-  if (a.lse != nullptr) {
-    ACLNN_RETURN_IF_ERROR(
-        CheckSameDtype(kOp, "lseForZlossOptional", a.lse, "logProb", a.log_prob, kDtype));
+  if (logits) {
+    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lse_name, a.lse, kFloat32Only, kDtype));
+  } else if (a.lse != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, lse_name, a.lse, lp_name, a.log_prob, kDtype));
   }
   ce::Reduction r;
   int64_t n, c;
@@ -53,27 +58,36 @@ Status Validate(const Args& a, Checked* out) {
     ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", grad_zloss, r, n));
   }
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "out", a.out, {n, c}, "(N, C)", kTiling));
-  if (zloss_scale != 0.0) {
+  const bool use_lse = zloss_scale != 0.0 || logits;
+  if (use_lse) {
     if (a.lse == nullptr) {
       return MakeError(kTiling,
                        "%s: lseForZlossOptional is null but lseSquareScaleForZloss is %g; the "
                        "z-loss term needs it.",
                        kOp, zloss_scale);
     }
-    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseForZlossOptional", a.lse, {n}, "(N,)", kTiling));
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, lse_name, a.lse, {n}, "(N,)", kTiling));
+  }
+  if (logits) {
+    // In place: out may be the logits' own view, not another view of the same bytes.
+    const TensorDesc x = DescribeTensor(a.log_prob), o = DescribeTensor(a.out);
+    if (x.data == o.data && !std::equal(x.strides, x.strides + x.rank, o.strides)) {
+      return MakeError(kDtype,
+                       "%s: out shares its data address with logits but not its strides; in "
+                       "place, out must be the same view as logits.",
+                       kOp);
+    }
   }
   if (n == 0 || c == 0) {
     out->empty = true;
     return OkStatus();
   }
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradLoss", a.grad_loss));
-  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "logProb", a.log_prob));
+  ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, lp_name, a.log_prob));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "target", a.target));
   if (a.weight) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "weightOptional", a.weight));
   if (grad_zloss) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "gradZlossOptional", grad_zloss));
-  if (zloss_scale != 0.0) {
-    ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "lseForZlossOptional", a.lse));
-  }
+  if (use_lse) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, lse_name, a.lse));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, "out", a.out));
   ce::DescribeCommon(soc, r, n, c, a.target, a.weight, a.ignore_index, a.label_smoothing,
                      zloss_scale, out);
@@ -82,7 +96,9 @@ Status Validate(const Args& a, Checked* out) {
   out->out = DescribeTensor(a.out);
   out->has_grad_zloss = grad_zloss != nullptr;
   if (out->has_grad_zloss) out->grad_zloss = DescribeTensor(grad_zloss);
-  if (zloss_scale != 0.0) out->lse = DescribeTensor(a.lse);
+  if (use_lse) out->lse = DescribeTensor(a.lse);
+  out->from_logits = logits;
+  out->op = kOp;
   return OkStatus();
 }
 
@@ -92,8 +108,9 @@ namespace {
 // (A_i = a_i + s_i W + zc_i, B_i = s_i), computed in double.
 struct RowCoef {
   double a, s, big_a;
-  int64_t t;  // -1: ignored
-  bool zero;  // ignored with finite coefficients: the row is exactly 0
+  float shift;  // subtracted before exp: 0 for logProb, the row's lse for logits
+  int64_t t;    // -1: ignored
+  bool zero;    // ignored with finite coefficients: the row is exactly 0
 };
 
 double ScalarAt(const TensorDesc& d, int64_t i) {
@@ -106,6 +123,8 @@ class CeGradPlan final : public Plan {
   explicit CeGradPlan(const Checked& a)
       : k_(a), lp_(a.log_prob), out_(a.out), grad_(a.grad_loss), gz_(a.grad_zloss), lse_(a.lse) {
     has_gz_ = a.has_grad_zloss;
+    from_logits_ = a.from_logits;
+    op_ = a.op;
     dtype_ = lp_.dtype;
     contiguous_ = (k_.c == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
@@ -128,11 +147,12 @@ class CeGradPlan final : public Plan {
 
   std::string Describe() const override {
     return StrFormat(
-        "N %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g, path %s, "
+        "%sN %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g, path %s, "
         "kernel ce_grad_%s%s, target %s, up to %d threads",
-        static_cast<long long>(k_.n), static_cast<long long>(k_.c), DtypeName(dtype_),
-        ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no", k_.label_smoothing,
-        k_.zloss_scale, contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
+        from_logits_ ? "from logits, " : "", static_cast<long long>(k_.n),
+        static_cast<long long>(k_.c), DtypeName(dtype_), ce::ReductionName(k_.reduction),
+        k_.has_weight ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
+        contiguous_ ? "contiguous-rows" : "gather-f32", kernels_.dtype,
         stream_ ? " (streaming stores)" : "", target_name_, threads_);
   }
 
@@ -141,7 +161,7 @@ class CeGradPlan final : public Plan {
     auto* coef = Grant<RowCoef>(workspace, coef_);
     float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.soc, k_.target,
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.soc, k_.target,
                                           k_.has_weight ? &k_.weight : nullptr, k_.n, k_.c,
                                           k_.ignore_index, k_.reduction, w, rows, &scan));
     const bool none = k_.reduction == ce::Reduction::kNone;
@@ -151,6 +171,7 @@ class CeGradPlan final : public Plan {
       const double g = ScalarAt(grad_, none ? i : 0);
       RowCoef& k = coef[i];
       k.t = rows[i].t;
+      k.shift = from_logits_ ? static_cast<float>(ScalarAt(lse_, i)) : 0.0f;
       // Every term carries m_i; evaluated in this order so that D == 0 under "mean" gives
       // inf/NaN exactly as the formula does.
       k.a = g * (1.0 - k_.label_smoothing) / scan.d * rows[i].w;
@@ -191,9 +212,11 @@ class CeGradPlan final : public Plan {
 
  private:
   // The true-class element p A - s w_t - a, recomputed in double: p is close to 1 exactly
-  // there, where f32 cancellation would lose the most.
+  // there, where f32 cancellation would lose the most. Read before the row is written (out
+  // may be the logits).
   double TrueClass(const RowCoef& k, const char* lp, const float* w) const {
-    const double p = std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]));
+    const double p =
+        std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]) - static_cast<double>(k.shift));
     const double wt = w != nullptr ? static_cast<double>(w[k.t]) : 1.0;
     return p * k.big_a - k.s * wt - k.a;
   }
@@ -208,10 +231,12 @@ class CeGradPlan final : public Plan {
       std::memset(o + c0 * esz, 0, len * static_cast<size_t>(esz));  // +0.0 in every format
       return;
     }
-    kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, static_cast<float>(k.big_a),
+    const bool has_t = k.t >= c0 && k.t < c1;
+    const double true_class = has_t ? TrueClass(k, lp, w) : 0.0;
+    kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, k.shift, static_cast<float>(k.big_a),
                      static_cast<float>(k.s), w != nullptr ? w + c0 : nullptr, stream_);
     if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
-    if (k.t >= c0 && k.t < c1) StoreFromDouble(dtype_, o, k.t, TrueClass(k, lp, w));
+    if (has_t) StoreFromDouble(dtype_, o, k.t, true_class);
   }
 
   // A row of a non-contiguous logProb or out, through f32 scratch.
@@ -224,14 +249,16 @@ class CeGradPlan final : public Plan {
       return;
     }
     GatherF32(dtype_, dtype_, lp, lp_.strides[1], k_.c, f);
-    kernels_.ce_grad(f, f, c, static_cast<float>(k.big_a), static_cast<float>(k.s), w, false);
+    kernels_.ce_grad(f, f, c, k.shift, static_cast<float>(k.big_a), static_cast<float>(k.s), w,
+                     false);
     if (k.t >= 0) f[k.t] = static_cast<float>(TrueClass(k, lp, w));
     ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }
 
   const ce::Common k_;  // reduction, N, C, target, weight, attributes
   TensorDesc lp_, out_, grad_, gz_, lse_;
-  bool has_gz_ = false, contiguous_ = false, stream_ = false;
+  bool has_gz_ = false, contiguous_ = false, stream_ = false, from_logits_ = false;
+  const char* op_ = kOp;
   aclDataType dtype_ = ACL_FLOAT;
   RowKernels kernels_;
   int threads_ = 1;

@@ -12,6 +12,8 @@ namespace aclnn_cpu {
 namespace ce_grad {
 
 constexpr const char* kOp = "aclnnCrossEntropyLossGrad";
+// The lean backward (extension): logits and their row log-sum-exp in place of logProb.
+constexpr const char* kFromLogitsOp = "aclnnCpuCrossEntropyLossGradFromLogits";
 
 struct Args {
   const aclTensor* grad_loss;
@@ -25,13 +27,21 @@ struct Args {
   double label_smoothing;
   double zloss_scale;
   const aclTensor* out;
+  // kFromLogitsOp: log_prob holds the logits, lse (FLOAT, required) their row log-sum-exp, and
+  // out may be the logits' own view (in place).
+  bool from_logits = false;
+
+  const char* op() const { return from_logits ? kFromLogitsOp : kOp; }
 };
 
 // What Validate hands to MakePlan: tensor descriptions and parsed attributes.
 struct Checked : ce::Common {
   bool empty = false;  // N == 0 or C == 0: nothing to do, nothing else is filled
-  TensorDesc grad_loss, log_prob, grad_zloss, lse, out;  // lse: when zloss_scale != 0
+  // lse: when zloss_scale != 0 or from_logits.
+  TensorDesc grad_loss, log_prob, grad_zloss, lse, out;
   bool has_grad_zloss = false;
+  bool from_logits = false;
+  const char* op = kOp;  // the entry point's name, for messages
 };
 
 // The spec's rules in order; on success fills *c.

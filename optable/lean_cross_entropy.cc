@@ -1,0 +1,171 @@
+// The lean cross-entropy extensions in the operator table (include/aclnn_cpu/aclnn_cpu_ext.h):
+// aclnnCpuCrossEntropyLossLse (the forward without logProb) and
+// aclnnCpuCrossEntropyLossGradFromLogits (the gradient from the logits and their lse).
+#include <cmath>
+
+#include "aclnn_cpu/aclnn_cpu_ext.h"
+#include "cross_entropy_common.h"
+#include "device_tensor.h"
+#include "tolerance.h"
+
+namespace optable {
+namespace {
+
+using testing_support::Uniform;
+
+// Its kernels are the CANN operators' (with and without logProb); the largest rows.
+std::vector<Problem> LeanBenchProblems(const OpSpec* op) {
+  std::vector<Problem> v;
+  for (aclDataType t : {ACL_FLOAT, ACL_BF16}) {
+    Problem p = DefaultProblem(op);
+    p.shape =
+        t == ACL_FLOAT ? std::vector<int64_t>{4096, 32000} : std::vector<int64_t>{8192, 50257};
+    p.dtype = t;
+    p.weight = true;
+    p.label_smoothing = 0.1;
+    p.ignore_every = 17;
+    v.push_back(p);
+  }
+  return v;
+}
+
+// ---- aclnnCpuCrossEntropyLossLse --------------------------------------------------------------
+
+enum { kInput, kTarget, kWeight, kLossOut, kZlossOut, kLseOut };
+
+std::vector<TensorDecl> DeclareLse(const Problem& p) {
+  const int64_t n = p.shape[0], c = p.shape[1];
+  return {{true, p.dtype, p.shape},
+          {true, p.target_dtype, {p.TargetLength()}},
+          {p.weight, ACL_FLOAT, {c}},
+          {true, ACL_FLOAT, ce::LossShape(p)},
+          {true, ACL_FLOAT, ce::LossShape(p)},
+          {true, ACL_FLOAT, {n}}};
+}
+
+void FillLse(const Problem& p, std::mt19937_64& rng, Values* v) {
+  (*v)[kInput] = testing_support::Normal(rng, ref::Numel(p.shape), 0.0, 2.0);
+  (*v)[kTarget] = ce::Targets(p, rng);
+  if (p.weight) (*v)[kWeight] = ce::Weights(p, rng);
+}
+
+int Phase1Lse(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
+  aclTensor* const* t = a.tensors;
+  return aclnnCpuCrossEntropyLossLseGetWorkspaceSize(
+      t[kInput], t[kTarget], t[kWeight], a.reduction, a.ignore_index, a.label_smoothing, a.zloss,
+      a.return_zloss, t[kLossOut], t[kZlossOut], t[kLseOut], ws, ex);
+}
+
+std::vector<Expected> ReferenceLse(const Problem& p, const Values& in) {
+  const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kTarget], in[kWeight]);
+  const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, in[kInput]);
+  tolerance::CrossEntropyBounds b = tolerance::CrossEntropyLossBound(a, in[kInput], e);
+  return {{kLossOut, e.loss, std::move(b.loss), p.dtype},
+          {kZlossOut, e.zloss, std::move(b.zloss), p.dtype},
+          {kLseOut, e.lse, std::move(b.lse), p.dtype}};
+}
+
+// ---- aclnnCpuCrossEntropyLossGradFromLogits --------------------------------------------------
+
+enum { kGradLoss, kLogits, kGTarget, kGWeight, kGradZloss, kLse, kOut };
+
+std::vector<TensorDecl> DeclareGrad(const Problem& p) {
+  const int64_t n = p.shape[0], c = p.shape[1];
+  const bool z = p.zloss != 0.0;
+  return {{true, p.dtype, ce::LossShape(p)},
+          {true, p.dtype, p.shape},
+          {true, p.target_dtype, {p.TargetLength()}},
+          {p.weight, ACL_FLOAT, {c}},
+          {z, p.dtype, ce::LossShape(p)},
+          {true, ACL_FLOAT, {n}},
+          {true, p.dtype, p.shape}};
+}
+
+void FillGrad(const Problem& p, std::mt19937_64& rng, Values* v) {
+  const int64_t n = p.shape[0], c = p.shape[1];
+  (*v)[kLogits] = testing_support::Normal(rng, n * c, 0.0, 2.0);
+  (*v)[kGradLoss] = Uniform(rng, ref::Numel(ce::LossShape(p)), 0.5, 1.5);
+  (*v)[kGTarget] = ce::Targets(p, rng);
+  if (p.weight) (*v)[kGWeight] = ce::Weights(p, rng);
+  if (p.zloss != 0.0) (*v)[kGradZloss] = Uniform(rng, ref::Numel(ce::LossShape(p)), 0.5, 1.5);
+  // Each row's log-sum-exp, as the forward gives it (computed before the logits are rounded
+  // to their dtype: the gradient is defined for any given lse, and the reference uses the
+  // stored values of both).
+  std::vector<double> lse(static_cast<size_t>(n), 0.0);
+  const std::vector<double>& x = (*v)[kLogits];
+  for (int64_t i = 0; i < n && c > 0; ++i) {
+    double m = -HUGE_VAL, s = 0.0;
+    for (int64_t j = 0; j < c; ++j) m = std::max(m, x[i * c + j]);
+    for (int64_t j = 0; j < c; ++j) s += std::exp(x[i * c + j] - m);
+    lse[i] = m + std::log(s);
+  }
+  (*v)[kLse] = lse;
+}
+
+int Phase1Grad(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
+  aclTensor* const* t = a.tensors;
+  return aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
+      t[kGradLoss], t[kLogits], t[kGTarget], t[kGWeight], t[kGradZloss], t[kLse], a.reduction,
+      a.ignore_index, a.label_smoothing, a.zloss, t[kOut], ws, ex);
+}
+
+std::vector<Expected> ReferenceGrad(const Problem& p, const Values& in) {
+  const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kGTarget], in[kGWeight]);
+  const int64_t n = p.shape[0], c = p.shape[1];
+  // The log-probabilities the gradient is made of: logits minus the given lse, in double.
+  std::vector<double> lp(in[kLogits].size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < c; ++j) lp[i * c + j] = in[kLogits][i * c + j] - in[kLse][i];
+  }
+  const std::vector<double>& g = in[kGradLoss];
+  std::vector<double> bound =
+      tolerance::CrossEntropyLossGradBound(a, lp, g, in[kGradZloss], in[kLse]);
+  // The f32 difference x - lse before exp moves the exponent by up to u |x - lse|.
+  const std::vector<double> mag =
+      ref::CrossEntropyLossGradMagnitudes(a, lp, g, in[kGradZloss], in[kLse]);
+  for (size_t e = 0; e < bound.size(); ++e) {
+    bound[e] += mag[e] * tolerance::kEps32 * std::fabs(lp[e]);
+  }
+  return {{kOut, ref::CrossEntropyLossGrad(a, lp, g, in[kGradZloss], in[kLse]), std::move(bound),
+           p.dtype}};
+}
+
+OpSpec LseSpec() {
+  OpSpec s =
+      ce::MakeSpec("cross_entropy_loss_lse", "ce_lse", "aclnnCpuCrossEntropyLossLse",
+                   {{"input", Role::kInput, false},
+                    {"target", Role::kInput, false},
+                    {"weightOptional", Role::kInput, true},
+                    {"lossOut", Role::kOutput, false},
+                    {"zlossOut", Role::kOutput, false},
+                    {"lseOut", Role::kOutput, false}},
+                   DeclareLse, FillLse, Phase1Lse, aclnnCpuCrossEntropyLossLse, ReferenceLse);
+  s.bench_problems = LeanBenchProblems;
+  return s;
+}
+
+OpSpec GradSpec() {
+  OpSpec s = ce::MakeSpec("cross_entropy_loss_grad_from_logits", "ce_grad_logits",
+                          "aclnnCpuCrossEntropyLossGradFromLogits",
+                          {{"gradLoss", Role::kInput, false},
+                           {"logits", Role::kInput, false},
+                           {"target", Role::kInput, false},
+                           {"weightOptional", Role::kInput, true},
+                           {"gradZlossOptional", Role::kInput, true},
+                           {"lse", Role::kInput, false},
+                           {"out", Role::kOutput, false}},
+                          DeclareGrad, FillGrad, Phase1Grad, aclnnCpuCrossEntropyLossGradFromLogits,
+                          ReferenceGrad);
+  s.bench_problems = LeanBenchProblems;
+  s.in_place_input = "logits";
+  return s;
+}
+
+}  // namespace
+
+extern const OpSpec kCrossEntropyLossLse;  // external linkage (op_table.cc lists it)
+const OpSpec kCrossEntropyLossLse = LseSpec();
+extern const OpSpec kCrossEntropyLossGradFromLogits;
+const OpSpec kCrossEntropyLossGradFromLogits = GradSpec();
+
+}  // namespace optable

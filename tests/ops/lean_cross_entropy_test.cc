@@ -1,0 +1,190 @@
+// The lean cross-entropy extensions (include/aclnn_cpu/aclnn_cpu_ext.h) beyond what the operator
+// table checks for every operator (accuracy against the double reference on every target,
+// layout and option set; canaries; determinism; fuzzing): the gradient in place over the logits
+// gives the same bits as out of place; the lean forward's loss and lse are the bits of
+// aclnnCpuCrossEntropyLoss; the extensions' own validation rules.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn_cpu/aclnn_cpu_ext.h"
+#include "device_tensor.h"
+#include "run_op.h"
+
+using testing_support::DeviceTensor;
+using testing_support::Layout;
+using testing_support::OpResult;
+using testing_support::RunOp;
+
+namespace {
+
+struct GradCase {
+  aclDataType dtype;
+  Layout layout;
+  const char* reduction;
+  bool weight;
+  double ls, z;
+};
+
+std::vector<double> Lse(const std::vector<double>& x, int64_t n, int64_t c) {
+  std::vector<double> lse(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double m = -HUGE_VAL, s = 0.0;
+    for (int64_t j = 0; j < c; ++j) m = std::max(m, x[i * c + j]);
+    for (int64_t j = 0; j < c; ++j) s += std::exp(x[i * c + j] - m);
+    lse[i] = m + std::log(s);
+  }
+  return lse;
+}
+
+// The gradient from logits, out of place and in place (out = the logits' tensor).
+void CheckInPlace(const GradCase& k) {
+  const int64_t n = 37, c = 1000;
+  SCOPED_TRACE(std::string(k.reduction) + " dtype " + std::to_string(k.dtype) + " layout " +
+               testing_support::LayoutName(k.layout));
+  std::mt19937_64 rng(11);
+  const bool none = std::string(k.reduction) == "none";
+  const std::vector<int64_t> scalar = none ? std::vector<int64_t>{n} : std::vector<int64_t>{};
+  DeviceTensor x(k.dtype, {n, c}, k.layout), x2(k.dtype, {n, c}, k.layout),
+      out(k.dtype, {n, c}, k.layout);
+  DeviceTensor g(k.dtype, scalar), gz(k.dtype, scalar), lse(ACL_FLOAT, {n}), target(ACL_INT64, {n}),
+      w(ACL_FLOAT, {c});
+  const std::vector<double> xv = x.Rounded(testing_support::Normal(rng, n * c, 0.0, 2.0));
+  x.Set(xv);
+  x2.Set(xv);
+  g.Set(testing_support::Uniform(rng, g.numel(), 0.5, 1.5));
+  gz.Set(testing_support::Uniform(rng, gz.numel(), 0.5, 1.5));
+  lse.Set(Lse(xv, n, c));
+  std::vector<double> t(static_cast<size_t>(n));
+  for (size_t i = 0; i < t.size(); ++i)
+    t[i] = i % 7 == 3 ? -100.0 : static_cast<double>((i * 131) % c);
+  target.Set(t);
+  w.Set(testing_support::Uniform(rng, c, 0.5, 2.0));
+  auto run = [&](DeviceTensor& logits, DeviceTensor& o) {
+    return RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
+              g.get(), logits.get(), target.get(), k.weight ? w.get() : nullptr,
+              k.z != 0.0 ? gz.get() : nullptr, lse.get(), const_cast<char*>(k.reduction), -100,
+              k.ls, k.z, o.get(), ws, ex);
+        },
+        aclnnCpuCrossEntropyLossGradFromLogits);
+  };
+  const OpResult separate = run(x, out);
+  ASSERT_EQ(separate.status, 0) << separate.message;
+  EXPECT_EQ(x.Get(), xv);  // the input is untouched out of place
+  const OpResult in_place = run(x2, x2);
+  ASSERT_EQ(in_place.status, 0) << in_place.message;
+  EXPECT_EQ(x2.Get(), out.Get());
+  EXPECT_TRUE(x2.CanariesOutsideViewIntact());
+}
+
+}  // namespace
+
+TEST(LeanCrossEntropy, GradientInPlaceEqualsOutOfPlace) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
+    for (Layout l : {Layout::kContiguous, Layout::kTransposed}) {
+      CheckInPlace({dt, l, "mean", true, 0.1, 1e-3});
+      CheckInPlace({dt, l, "none", false, 0.0, 0.0});
+    }
+  }
+  CheckInPlace({ACL_FLOAT, Layout::kPadded, "sum", true, 0.2, 0.0});
+}
+
+// The lean forward is aclnnCpuCrossEntropyLoss without logProb: the same loss, z-loss and lse
+// bits.
+TEST(LeanCrossEntropy, ForwardMatchesTheFullForward) {
+  const int64_t n = 29, c = 5003;
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+    SCOPED_TRACE(dt);
+    std::mt19937_64 rng(5);
+    DeviceTensor x(dt, {n, c}), target(ACL_INT64, {n}), w(ACL_FLOAT, {c});
+    x.Set(x.Rounded(testing_support::Normal(rng, n * c, 0.0, 3.0)));
+    std::vector<double> t(static_cast<size_t>(n));
+    for (size_t i = 0; i < t.size(); ++i)
+      t[i] = i % 5 == 2 ? -100.0 : static_cast<double>(i * 97 % c);
+    target.Set(t);
+    w.Set(testing_support::Uniform(rng, c, 0.5, 2.0));
+    DeviceTensor loss1(ACL_FLOAT, {n}), z1(ACL_FLOAT, {n}), lse1(ACL_FLOAT, {n}), lp(dt, {n, c});
+    DeviceTensor loss2(ACL_FLOAT, {n}), z2(ACL_FLOAT, {n}), lse2(ACL_FLOAT, {n});
+    char none[] = "none";
+    const OpResult full = RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCpuCrossEntropyLossGetWorkspaceSize(x.get(), target.get(), w.get(), none,
+                                                          -100, 0.1, 1e-3, true, loss1.get(),
+                                                          lp.get(), z1.get(), lse1.get(), ws, ex);
+        },
+        aclnnCpuCrossEntropyLoss);
+    ASSERT_EQ(full.status, 0) << full.message;
+    const OpResult lean = RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCpuCrossEntropyLossLseGetWorkspaceSize(x.get(), target.get(), w.get(), none,
+                                                             -100, 0.1, 1e-3, true, loss2.get(),
+                                                             z2.get(), lse2.get(), ws, ex);
+        },
+        aclnnCpuCrossEntropyLossLse);
+    ASSERT_EQ(lean.status, 0) << lean.message;
+    EXPECT_EQ(loss1.Get(), loss2.Get());
+    EXPECT_EQ(z1.Get(), z2.Get());
+    EXPECT_EQ(lse1.Get(), lse2.Get());
+  }
+}
+
+// The extensions' own rules (the shared ones are the CANN operators', tested there).
+TEST(LeanCrossEntropy, Validation) {
+  DeviceTensor g(ACL_FLOAT, {}), x(ACL_FLOAT, {4, 6}), target(ACL_INT64, {4}),
+      out(ACL_FLOAT, {4, 6}), lse(ACL_FLOAT, {4}), lse16(ACL_BF16, {4}), loss(ACL_FLOAT, {}),
+      z(ACL_FLOAT, {}), xb(ACL_BF16, {4, 6});
+  x.Set(std::vector<double>(24, 0.5));
+  xb.Set(std::vector<double>(24, 0.5));
+  target.Set({0, 1, 2, 3});
+  g.Set({1.0});
+  lse.Set({2.0, 2.0, 2.0, 2.0});
+  out.FillCanaries();
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  auto grad = [&](const aclTensor* logits, const aclTensor* l, const aclTensor* o) {
+    const int st = aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
+        g.get(), logits, target.get(), nullptr, nullptr, l, nullptr, -100, 0.0, 0.0, o, &ws, &ex);
+    return std::make_pair(st, testing_support::TakeMessage());
+  };
+  auto r = grad(x.get(), nullptr, out.get());
+  EXPECT_EQ(r.first, 161001);
+  EXPECT_NE(r.second.find("aclnnCpuCrossEntropyLossGradFromLogits: lse is null"), std::string::npos)
+      << r.second;
+  r = grad(x.get(), lse16.get(), out.get());
+  EXPECT_EQ(r.first, 161002);
+  EXPECT_NE(r.second.find("lse has dtype BF16"), std::string::npos) << r.second;
+  DeviceTensor lse5(ACL_FLOAT, {5});
+  r = grad(x.get(), lse5.get(), out.get());
+  EXPECT_EQ(r.first, 561002);
+  EXPECT_NE(r.second.find("lse has shape [5]"), std::string::npos) << r.second;
+  // Another view of the logits' bytes (here: its transpose) is not "in place".
+  int64_t shape[] = {4, 6}, strides[] = {1, 4}, storage[] = {24};
+  aclTensor* xt =
+      aclCreateTensor(shape, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, x.data());
+  r = grad(x.get(), lse.get(), xt);
+  EXPECT_EQ(r.first, 161002);
+  EXPECT_NE(r.second.find("out shares its data address with logits but not its strides"),
+            std::string::npos)
+      << r.second;
+  aclDestroyTensor(xt);
+  EXPECT_TRUE(out.Untouched());
+  EXPECT_EQ(x.Get(), std::vector<double>(24, 0.5));
+
+  // Lean forward: lseOut is FLOAT, also for a 16-bit input.
+  DeviceTensor lse_b(ACL_BF16, {4});
+  loss.FillCanaries();
+  const int st = aclnnCpuCrossEntropyLossLseGetWorkspaceSize(
+      xb.get(), target.get(), nullptr, nullptr, -100, 0.0, 0.0, false, loss.get(), z.get(),
+      lse_b.get(), &ws, &ex);
+  EXPECT_EQ(st, 161002);
+  const std::string msg = testing_support::TakeMessage();
+  EXPECT_NE(msg.find("aclnnCpuCrossEntropyLossLse: lseOut has dtype BF16"), std::string::npos)
+      << msg;
+  EXPECT_TRUE(loss.Untouched());
+}
