@@ -31,7 +31,8 @@ __all__ = [
     "AclnnError", "AclnnValueError", "AclnnTypeError", "AclnnRuntimeError",
     "log_softmax", "log_softmax_backward", "cross_entropy_loss", "cross_entropy_loss_grad",
     "CrossEntropyLossResult", "set_num_threads", "get_num_threads", "cpu_target", "OPS",
-    "set_soc", "soc_name",
+    "set_soc", "soc_name", "cross_entropy_loss_lse", "cross_entropy_loss_grad_from_logits",
+    "CrossEntropyLossLseResult",
 ]
 __version__ = "0.1.0"
 
@@ -148,6 +149,68 @@ def cross_entropy_loss_grad(grad_loss: Any, log_prob: Any, target: Any, weight: 
     r = OPS["cross_entropy_loss_grad"](
         {"gradLoss": grad_loss, "logProb": log_prob, "target": target, "weightOptional": weight,
          "gradZlossOptional": grad_z_loss, "lseForZlossOptional": lse, "out": out},
+        reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
+        zloss=z_loss_scale)
+    return r["out"]
+
+
+class CrossEntropyLossLseResult(NamedTuple):
+    loss: Any
+    lse: Any
+    z_loss: Any  # None unless return_z_loss
+
+
+def cross_entropy_loss_lse(input: Any, target: Any, weight: Any = None, *,
+                           reduction: str = "mean", ignore_index: int = -100,
+                           label_smoothing: float = 0.0, z_loss_scale: float = 0.0,
+                           return_z_loss: bool = False, fp32_loss: bool = True,
+                           out: Optional[tuple] = None) -> CrossEntropyLossLseResult:
+    """The lean forward (aclnn-cpu's ``aclnnCpuCrossEntropyLossLse``, docs/large_vocab.md): the
+    loss of :func:`cross_entropy_loss` without the (N, C) log-probabilities, and every row's
+    log-sum-exp ``lse`` (N,) in float32, which :func:`cross_entropy_loss_grad_from_logits`
+    takes. The loss (and z-loss) in float32, or with ``fp32_loss=False`` in the input's dtype.
+    ``out``: an optional 3-tuple (loss, lse, z_loss) whose entries may be None."""
+    outs = tuple(out) if out is not None else (None,) * 3
+    if len(outs) != 3:
+        raise TypeError("aclnn_cpu.cross_entropy_loss_lse: out must have 3 entries "
+                        "(loss, lse, z_loss).")
+    loss_out, lse_out, z_out = outs
+    if not fp32_loss:
+        shape = (input.shape[0],) if reduction == "none" else ()
+        if loss_out is None:
+            loss_out = empty_like_kind(input, shape, acl_dtype(input))
+        if z_out is None:
+            z_out = empty_like_kind(input, shape, acl_dtype(input))
+    r = OPS["cross_entropy_loss_lse"](
+        {"input": input, "target": target, "weightOptional": weight, "lossOut": loss_out,
+         "zlossOut": z_out, "lseOut": lse_out},
+        reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
+        zloss=z_loss_scale, return_zloss=return_z_loss)
+    return CrossEntropyLossLseResult(r["lossOut"], r["lseOut"],
+                                     r["zlossOut"] if return_z_loss else None)
+
+
+def cross_entropy_loss_grad_from_logits(grad_loss: Any, logits: Any, target: Any, lse: Any,
+                                        weight: Any = None, *, grad_z_loss: Any = None,
+                                        reduction: str = "mean", ignore_index: int = -100,
+                                        label_smoothing: float = 0.0, z_loss_scale: float = 0.0,
+                                        out: Any = None, inplace: bool = False) -> Any:
+    """The lean backward (``aclnnCpuCrossEntropyLossGradFromLogits``): the gradient with respect
+    to ``logits`` from the logits themselves and the forward's float32 ``lse``, with every
+    option of :func:`cross_entropy_loss_grad`. ``inplace=True`` writes it over ``logits`` (one
+    read and one write per element, no new (N, C) array) and returns ``logits``."""
+    if inplace:
+        if out is not None:
+            raise TypeError("aclnn_cpu.cross_entropy_loss_grad_from_logits: give out or "
+                            "inplace, not both.")
+        out = logits
+    loss_shape = (logits.shape[0],) if reduction == "none" else ()
+    grad_loss = _as_array_like(grad_loss, logits, loss_shape)
+    if grad_z_loss is not None:
+        grad_z_loss = _as_array_like(grad_z_loss, logits, loss_shape)
+    r = OPS["cross_entropy_loss_grad_from_logits"](
+        {"gradLoss": grad_loss, "logits": logits, "target": target, "weightOptional": weight,
+         "gradZlossOptional": grad_z_loss, "lse": lse, "out": out},
         reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
         zloss=z_loss_scale)
     return r["out"]

@@ -152,6 +152,87 @@ def _cross_entropy_grad(ctx, grad_loss, grad_log_prob, grad_z_loss, grad_lse):
 _cross_entropy_loss.register_autograd(_cross_entropy_grad, setup_context=_cross_entropy_setup)
 
 
+# ---- the lean cross-entropy (no (N, C) tensor but the gradient; docs/large_vocab.md) ----------
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_lean", mutates_args=(), device_types="cpu")
+def _cross_entropy_lean(input: Tensor, target: Tensor, weight: Optional[Tensor], reduction: str,
+                        ignore_index: int, label_smoothing: float, z_loss_scale: float,
+                        fp32_loss: bool, inplace_backward: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """(loss, z_loss, lse): aclnnCpuCrossEntropyLossLse; lse is float32. inplace_backward only
+    tells the backward where to write."""
+    stats = torch.float32 if fp32_loss else input.dtype
+    shape = _loss_shape(input, reduction)
+    loss, z_loss = input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats)
+    r = _ac.cross_entropy_loss_lse(input, target, weight, reduction=reduction,
+                                   ignore_index=ignore_index, label_smoothing=label_smoothing,
+                                   z_loss_scale=z_loss_scale, return_z_loss=True,
+                                   out=(loss, None, z_loss))
+    return r.loss, r.z_loss, r.lse
+
+
+@_cross_entropy_lean.register_fake
+def _(input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, fp32_loss,
+      inplace_backward):
+    shape = _loss_shape(input, reduction)
+    stats = torch.float32 if fp32_loss else input.dtype
+    return (input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats),
+            input.new_empty((input.shape[0],), dtype=torch.float32))
+
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_grad_from_logits", mutates_args=(),
+                         device_types="cpu")
+def _grad_from_logits(grad_loss: Tensor, logits: Tensor, target: Tensor, weight: Optional[Tensor],
+                      grad_z_loss: Optional[Tensor], lse: Tensor, reduction: str,
+                      ignore_index: int, label_smoothing: float, z_loss_scale: float) -> Tensor:
+    return _ac.cross_entropy_loss_grad_from_logits(
+        grad_loss, logits, target, lse, weight, grad_z_loss=grad_z_loss, reduction=reduction,
+        ignore_index=ignore_index, label_smoothing=label_smoothing, z_loss_scale=z_loss_scale)
+
+
+@_grad_from_logits.register_fake
+def _(grad_loss, logits, target, weight, grad_z_loss, lse, reduction, ignore_index,
+      label_smoothing, z_loss_scale):
+    return _contiguous_like(logits)
+
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_grad_from_logits_", mutates_args=("logits",),
+                         device_types="cpu")
+def _grad_from_logits_(grad_loss: Tensor, logits: Tensor, target: Tensor,
+                       weight: Optional[Tensor], grad_z_loss: Optional[Tensor], lse: Tensor,
+                       reduction: str, ignore_index: int, label_smoothing: float,
+                       z_loss_scale: float) -> None:
+    """In place: the gradient overwrites ``logits``."""
+    _ac.cross_entropy_loss_grad_from_logits(
+        grad_loss, logits, target, lse, weight, grad_z_loss=grad_z_loss, reduction=reduction,
+        ignore_index=ignore_index, label_smoothing=label_smoothing, z_loss_scale=z_loss_scale,
+        inplace=True)
+
+
+def _lean_setup(ctx, inputs, output):
+    (input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, _,
+     inplace_backward) = inputs
+    _, _, lse = output
+    ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale)
+    ctx.inplace = inplace_backward
+    ctx.save_for_backward(input, target, weight, lse)
+    ctx.mark_non_differentiable(lse)
+
+
+def _lean_grad(ctx, grad_loss, grad_z_loss, grad_lse):
+    logits, target, weight, lse = ctx.saved_tensors
+    reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
+    gz = grad_z_loss.to(logits.dtype) if z_loss_scale != 0.0 else None
+    args = (grad_loss.to(logits.dtype), logits, target, weight, gz, lse, reduction, ignore_index,
+            label_smoothing, z_loss_scale)
+    if ctx.inplace:
+        _grad_from_logits_(*args)
+        return logits, None, None, None, None, None, None, None, None
+    return _grad_from_logits(*args), None, None, None, None, None, None, None, None
+
+
+_cross_entropy_lean.register_autograd(_lean_grad, setup_context=_lean_setup)
+
+
 def _check_cpu(fn: str, *tensors: Optional[Tensor]) -> None:
     for t in tensors:
         if t is not None and t.device.type != "cpu":
@@ -163,7 +244,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
                   size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0, *,
                   z_loss_scale: float = 0.0, return_z_loss: bool = False,
-                  fp32_loss: bool = False):
+                  fp32_loss: bool = False, lean: bool = False, inplace_backward: bool = False):
     """``torch.nn.functional.cross_entropy`` through ``aclnnCrossEntropyLoss`` and, for the
     gradient, ``aclnnCrossEntropyLossGrad``, for (N, C) or (C,) logits and class-index targets
     (int64 or int32).
@@ -174,6 +255,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     for a float16 or bfloat16 input, the loss (and z-loss) in float32, rounded once from the
     float32-or-better computation (PyTorch rounds it to the input's 16 bits); the gradient
     keeps the input's dtype.
+
+    ``lean=True`` (aclnn-cpu's extensions, docs/large_vocab.md): the forward computes the loss
+    and each row's float32 log-sum-exp only, saves just that (N floats) for the backward, which
+    computes the gradient from the logits: no (N, C) tensor but the gradient.
+    ``inplace_backward=True`` (with ``lean``) writes the gradient over the logits' own memory:
+    for logits that are an intermediate nothing reads after the loss (a language-model head's
+    output), never for a leaf or a tensor used elsewhere.
 
     Not supported (``NotImplementedError``): class-probability targets, inputs with more than
     two dimensions, tensors not on the CPU.
@@ -194,9 +282,18 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     unbatched = input.dim() == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
-    loss, _, z_loss, _ = _cross_entropy_loss(input, target, weight, reduction, ignore_index,
-                                             float(label_smoothing), float(z_loss_scale),
-                                             bool(fp32_loss))
+    if inplace_backward and not lean:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: inplace_backward needs lean=True (the CANN path "
+            "computes the gradient from log_prob, not over the logits).")
+    if lean:
+        loss, z_loss, _ = _cross_entropy_lean(input, target, weight, reduction, ignore_index,
+                                              float(label_smoothing), float(z_loss_scale),
+                                              bool(fp32_loss), bool(inplace_backward))
+    else:
+        loss, _, z_loss, _ = _cross_entropy_loss(input, target, weight, reduction, ignore_index,
+                                                 float(label_smoothing), float(z_loss_scale),
+                                                 bool(fp32_loss))
     if unbatched and reduction == "none":
         loss, z_loss = loss.squeeze(0), z_loss.squeeze(0)
     return (loss, z_loss) if return_z_loss else loss

@@ -151,6 +151,11 @@ bool Overlap(const TensorArg& a, const TensorArg& b) {
          pb < pa + ea * aclnn_cpu::DtypeSize(a.dtype);
 }
 
+// Whether two arguments are the same view (an operator's in-place pair).
+bool SameView(const TensorArg& a, const TensorArg& b) {
+  return a.data == b.data && a.dtype == b.dtype && a.shape == b.shape && a.strides == b.strides;
+}
+
 // Phase 1 and phase 2 of one operator call over the given tensors, on the calling thread's
 // stream, with `threads` threads (0: the library's default). Runs without the GIL.
 Result Execute(const optable::OpSpec& op, const std::vector<std::optional<TensorArg>>& args,
@@ -286,6 +291,10 @@ Result Run(size_t op_index, const std::vector<nb::object>& arrays, const std::ve
     for (size_t i = 0; i < args.size(); ++i) {
       if (i == o || !args[i]) continue;
       if (op.params[i].role == optable::Role::kOutput && i > o) continue;  // each pair once
+      if (op.in_place_input != nullptr && op.params[i].name == std::string(op.in_place_input) &&
+          SameView(*args[o], *args[i])) {
+        continue;  // the operator computes in place over this input
+      }
       if (Overlap(*args[o], *args[i])) {
         return {ACLNN_ERR_PARAM_INVALID, std::string(op.api) + ": " + op.params[o].name +
                                              " overlaps " + op.params[i].name +
