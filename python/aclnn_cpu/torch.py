@@ -135,15 +135,27 @@ def _cross_entropy_setup(ctx, inputs, output):
     ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale)
     ctx.save_for_backward(log_prob, target, weight, lse if z_loss_scale != 0.0 else None)
     ctx.mark_non_differentiable(log_prob, lse)
+    # Unused outputs' gradients stay None: materialized, log_prob's would be an (N, C) zero tensor.
+    ctx.set_materialize_grads(False)
+
+
+def _loss_grads(ctx, like, grad_loss, grad_z_loss, z):
+    """grad_loss (zeros if only the z-loss was used) and grad_z_loss (None without one), in the
+    dtype of `like`."""
+    if grad_loss is None:
+        shape = (like.shape[0],) if ctx.options[0] == "none" else ()
+        grad_loss = like.new_zeros(shape)
+    gz = grad_z_loss.to(like.dtype) if z and grad_z_loss is not None else None
+    return grad_loss.to(like.dtype), gz
 
 
 def _cross_entropy_grad(ctx, grad_loss, grad_log_prob, grad_z_loss, grad_lse):
     log_prob, target, weight, lse = ctx.saved_tensors
     reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
     z = z_loss_scale != 0.0
+    grad_loss, grad_z_loss = _loss_grads(ctx, log_prob, grad_loss, grad_z_loss, z)
     grad_input = _cross_entropy_loss_grad(
-        grad_loss.to(log_prob.dtype), log_prob, target, weight,
-        grad_z_loss.to(log_prob.dtype) if z else None,
+        grad_loss, log_prob, target, weight, grad_z_loss,
         lse.to(log_prob.dtype) if z else None, reduction, ignore_index, label_smoothing,
         z_loss_scale)
     return grad_input, None, None, None, None, None, None, None
@@ -216,13 +228,14 @@ def _lean_setup(ctx, inputs, output):
     ctx.inplace = inplace_backward
     ctx.save_for_backward(input, target, weight, lse)
     ctx.mark_non_differentiable(lse)
+    ctx.set_materialize_grads(False)
 
 
 def _lean_grad(ctx, grad_loss, grad_z_loss, grad_lse):
     logits, target, weight, lse = ctx.saved_tensors
     reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
-    gz = grad_z_loss.to(logits.dtype) if z_loss_scale != 0.0 else None
-    args = (grad_loss.to(logits.dtype), logits, target, weight, gz, lse, reduction, ignore_index,
+    grad_loss, gz = _loss_grads(ctx, logits, grad_loss, grad_z_loss, z_loss_scale != 0.0)
+    args = (grad_loss, logits, target, weight, gz, lse, reduction, ignore_index,
             label_smoothing, z_loss_scale)
     if ctx.inplace:
         _grad_from_logits_(*args)

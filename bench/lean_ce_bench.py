@@ -1,0 +1,151 @@
+"""The lean cross-entropy against the CANN-API path (docs/large_vocab.md): forward + backward of
+one loss step through aclnn_cpu.torch.cross_entropy, time and peak memory.
+
+    cann     - lean=False: the forward writes logProb (N x C), the backward reads it
+    lean     - lean=True: the forward keeps only the float32 lse (N), the backward reads logits
+    inplace  - lean=True, inplace_backward=True: the gradient overwrites the logits
+
+Time: the three interleaved in one process, median per round, median over rounds. Peak memory:
+each path in a fresh process (the peak resident size during one step, VmHWM after resetting
+it through /proc/self/clear_refs, minus the resident size before the step with the logits
+allocated): the memory the step adds beyond the logits.
+Glibc's huge-page malloc is on (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, as in
+python_step_bench.py).
+
+    python bench/lean_ce_bench.py [--shape 8192x128256] [--dtype bfloat16] [--rounds 3]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+TUNABLE = "glibc.malloc.hugetlb=1"
+PATHS = ("cann", "lean", "inplace")
+
+
+def step(at, torch, x, t, path):
+    """One forward + backward; returns the gradient of the logits."""
+    logits = x * 1 if path == "inplace" else x  # in place needs an intermediate
+    loss = at.cross_entropy(logits, t, label_smoothing=0.1, lean=path != "cann",
+                            inplace_backward=path == "inplace")
+    (g,) = torch.autograd.grad(loss, logits)
+    return g
+
+
+def make(torch, shape, dtype):
+    n, c = shape
+    gen = torch.Generator().manual_seed(0)
+    # Drawn in the dtype itself: no float32 temporary twice the logits' size.
+    x = torch.randn(n, c, generator=gen, dtype=getattr(torch, dtype)).requires_grad_()
+    t = torch.randint(0, c, (n,), generator=gen)
+    return x, t
+
+
+def reset_peak():
+    """Resets the process's peak resident size (VmHWM) to its current size (Linux)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def peak_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def current_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def memory_child(shape, dtype, path):
+    import torch
+    import aclnn_cpu.torch as at
+    torch.set_num_threads(2)
+    x, t = make(torch, shape, dtype)
+    step(at, torch, x[:8], t[:8], path)  # load and initialise everything on a small problem
+    if path == "inplace":
+        # The logits as a model has them: an intermediate (here a leaf stands for it).
+        x = (x.detach() * 1).requires_grad_()
+    reset_peak()
+    base = current_bytes()
+    if path == "inplace":
+        loss = at.cross_entropy(x, t, label_smoothing=0.1, lean=True, inplace_backward=True)
+    else:
+        loss = at.cross_entropy(x, t, label_smoothing=0.1, lean=path == "lean")
+    (g,) = torch.autograd.grad(loss, x)
+    print(json.dumps({"extra": peak_bytes() - base, "logits": x.numel() * x.element_size(),
+                      "grad_is_logits": g.data_ptr() == x.data_ptr()}))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shape", default="8192x128256")
+    p.add_argument("--dtype", default="bfloat16")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--memory-child", choices=PATHS)
+    args = p.parse_args()
+    shape = tuple(int(v) for v in args.shape.split("x"))
+    if TUNABLE not in os.environ.get("GLIBC_TUNABLES", ""):
+        env = dict(os.environ)
+        env["GLIBC_TUNABLES"] = ":".join(x for x in (env.get("GLIBC_TUNABLES"), TUNABLE) if x)
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    if args.memory_child:
+        memory_child(shape, args.dtype, args.memory_child)
+        return
+
+    import torch
+    import aclnn_cpu.torch as at
+    torch.set_num_threads(2)
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    print(f"{args.shape} {args.dtype}, label smoothing 0.1, 2 threads, {cpu}, "
+          f"{os.cpu_count()} logical CPUs; torch {torch.__version__}")
+    x, t = make(torch, shape, args.dtype)
+    rounds = {k: [] for k in PATHS}
+    for _ in range(args.rounds):
+        for path in PATHS:
+            step(at, torch, x, t, path)  # warm-up
+            times = []
+            for _ in range(args.reps):
+                start = time.perf_counter()
+                step(at, torch, x, t, path)
+                times.append(time.perf_counter() - start)
+            rounds[path].append(statistics.median(times))
+    del x
+    mem = {}
+    for path in PATHS:
+        out = subprocess.run([sys.executable, __file__, "--shape", args.shape, "--dtype",
+                              args.dtype, "--memory-child", path],
+                             capture_output=True, text=True, check=True).stdout
+        mem[path] = json.loads(out.strip().splitlines()[-1])
+    nv = mem["cann"]["logits"]
+    cann = statistics.median(rounds["cann"])
+    print()
+    print("| path | fwd + bwd ms | / CANN path | memory beyond the logits, MB | in N x C tensors |")
+    print("|---|---|---|---|---|")
+    for path in PATHS:
+        ms = statistics.median(rounds[path]) * 1e3
+        extra = mem[path]["extra"]
+        print(f"| {path} | {ms:.0f} | {ms / 1e3 / cann:.2f}x | {extra / 1e6:.0f} | "
+              f"{extra / nv:.3f} |")
+    print(f"\none N x C tensor: {nv / 1e6:.0f} MB; in place, the gradient is the logits' memory: "
+          f"{mem['inplace']['grad_is_logits']}")
+
+
+if __name__ == "__main__":
+    main()
