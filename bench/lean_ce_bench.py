@@ -51,20 +51,13 @@ def reset_peak():
         f.write("5")
 
 
-def peak_bytes():
+def status_bytes(key):
+    """A size from /proc/self/status ("VmHWM:" the peak resident size, "VmRSS:" the current)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(key):
                 return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
-
-
-def current_bytes():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    raise RuntimeError(f"no {key} in /proc/self/status")
 
 
 def memory_child(shape, dtype, path):
@@ -77,13 +70,13 @@ def memory_child(shape, dtype, path):
         # The logits as a model has them: an intermediate (here a leaf stands for it).
         x = (x.detach() * 1).requires_grad_()
     reset_peak()
-    base = current_bytes()
+    base = status_bytes("VmRSS:")
     if path == "inplace":
         loss = at.cross_entropy(x, t, label_smoothing=0.1, lean=True, inplace_backward=True)
     else:
         loss = at.cross_entropy(x, t, label_smoothing=0.1, lean=path == "lean")
     (g,) = torch.autograd.grad(loss, x)
-    print(json.dumps({"extra": peak_bytes() - base, "logits": x.numel() * x.element_size(),
+    print(json.dumps({"extra": status_bytes("VmHWM:") - base, "logits": x.numel() * x.element_size(),
                       "grad_is_logits": g.data_ptr() == x.data_ptr()}))
 
 

@@ -134,6 +134,16 @@ def _as_array_like(value: Any, ref: Any, shape: tuple) -> Any:
     return a
 
 
+def _loss_gradients(grad_loss: Any, grad_z_loss: Any, rows: Any, reduction: str) -> tuple:
+    """The loss's and the z-loss's gradients as arrays shaped like the loss (numbers become
+    arrays of `rows`' library and dtype; grad_z_loss may be None)."""
+    loss_shape = (rows.shape[0],) if reduction == "none" else ()
+    grad_loss = _as_array_like(grad_loss, rows, loss_shape)
+    if grad_z_loss is not None:
+        grad_z_loss = _as_array_like(grad_z_loss, rows, loss_shape)
+    return grad_loss, grad_z_loss
+
+
 def cross_entropy_loss_grad(grad_loss: Any, log_prob: Any, target: Any, weight: Any = None, *,
                             grad_z_loss: Any = None, lse: Any = None, reduction: str = "mean",
                             ignore_index: int = -100, label_smoothing: float = 0.0,
@@ -142,10 +152,7 @@ def cross_entropy_loss_grad(grad_loss: Any, log_prob: Any, target: Any, weight: 
     forward's ``log_prob`` and the loss gradient ``grad_loss`` (a number or an array shaped like
     the loss); ``grad_z_loss`` and ``lse`` as CANN's ``gradZlossOptional`` and
     ``lseForZlossOptional``."""
-    loss_shape = (log_prob.shape[0],) if reduction == "none" else ()
-    grad_loss = _as_array_like(grad_loss, log_prob, loss_shape)
-    if grad_z_loss is not None:
-        grad_z_loss = _as_array_like(grad_z_loss, log_prob, loss_shape)
+    grad_loss, grad_z_loss = _loss_gradients(grad_loss, grad_z_loss, log_prob, reduction)
     r = OPS["cross_entropy_loss_grad"](
         {"gradLoss": grad_loss, "logProb": log_prob, "target": target, "weightOptional": weight,
          "gradZlossOptional": grad_z_loss, "lseForZlossOptional": lse, "out": out},
@@ -204,10 +211,7 @@ def cross_entropy_loss_grad_from_logits(grad_loss: Any, logits: Any, target: Any
             raise TypeError("aclnn_cpu.cross_entropy_loss_grad_from_logits: give out or "
                             "inplace, not both.")
         out = logits
-    loss_shape = (logits.shape[0],) if reduction == "none" else ()
-    grad_loss = _as_array_like(grad_loss, logits, loss_shape)
-    if grad_z_loss is not None:
-        grad_z_loss = _as_array_like(grad_z_loss, logits, loss_shape)
+    grad_loss, grad_z_loss = _loss_gradients(grad_loss, grad_z_loss, logits, reduction)
     r = OPS["cross_entropy_loss_grad_from_logits"](
         {"gradLoss": grad_loss, "logits": logits, "target": target, "weightOptional": weight,
          "gradZlossOptional": grad_z_loss, "lse": lse, "out": out},
