@@ -1,6 +1,7 @@
 """One loss step (forward + backward into the logits) through aclnn_cpu.torch.cross_entropy
-against PyTorch's F.cross_entropy, eager and under torch.compile, measured side by side in one
-process; and the Python call overhead of the tiny (8, 8) case.
+(the CANN path, and lean=True) against PyTorch's F.cross_entropy, eager and under
+torch.compile, measured side by side in one process; and the Python call overhead of the tiny
+(8, 8) case.
 
 Rounds interleave the three contenders; each reports the median of its timed repetitions and
 the table gives the median over rounds and the ratio to ours within the same run. Every call
@@ -79,6 +80,8 @@ def main():
         return step
 
     ours = lambda x, t, w, ls: at.cross_entropy(x, t, w, label_smoothing=ls)  # noqa: E731
+    # The lean extension (docs/large_vocab.md): no (N, C) log_prob, the gradient from the logits.
+    lean = lambda x, t, w, ls: at.cross_entropy(x, t, w, label_smoothing=ls, lean=True)  # noqa
     eager = lambda x, t, w, ls: F.cross_entropy(x, t, w, label_smoothing=ls)  # noqa: E731
     compiled = torch.compile(eager, dynamic=False)
 
@@ -95,7 +98,7 @@ def main():
             w, ls = (w_full, 0.1) if opts != "plain" else (None, 0.0)
             if dtype == torch.bfloat16 and w is not None:
                 w = w.to(torch.bfloat16)  # PyTorch wants the weight in the input's dtype
-            contenders = {"ours": step_fn(ours, x, t, w, ls),
+            contenders = {"ours": step_fn(ours, x, t, w, ls), "lean": step_fn(lean, x, t, w, ls),
                           "eager": step_fn(eager, x, t, w, ls)}
             if not args.no_compile:
                 contenders["compile"] = step_fn(compiled, x, t, w, ls)
@@ -131,14 +134,14 @@ def main():
     print(f"Loss step (forward + backward into the logits), median of {args.rounds} rounds x "
           f"{args.reps} reps, {threads} threads, on {cpu_name()}:")
     print()
-    cols = ["ours"] + [k for k in ("eager", "compile") if k in rows[0][2]]
+    cols = ["ours", "lean"] + [k for k in ("eager", "compile") if k in rows[0][2]]
     print("| case | options | " + " | ".join(f"{c} ms" for c in cols) +
-          " | eager / ours | " + ("compile / ours |" if "compile" in cols else ""))
-    print("|---|---|" + "---|" * len(cols) + "---|" + ("---|" if "compile" in cols else ""))
+          " | eager / ours | eager / lean | " + ("compile / lean |" if "compile" in cols else ""))
+    print("|---|---|" + "---|" * len(cols) + "---|---|" + ("---|" if "compile" in cols else ""))
     for case, opts, med in rows:
-        ratios = f" {med['eager'] / med['ours']:.2f}x |"
+        ratios = f" {med['eager'] / med['ours']:.2f}x | {med['eager'] / med['lean']:.2f}x |"
         if "compile" in med:
-            ratios += f" {med['compile'] / med['ours']:.2f}x |"
+            ratios += f" {med['compile'] / med['lean']:.2f}x |"
         print(f"| {case} | {opts} | " + " | ".join(f"{med[c]:.1f}" for c in cols) + " |" + ratios)
     print()
     print("| (8, 8) call | µs per call |")
