@@ -27,9 +27,14 @@ TUNABLE = "glibc.malloc.hugetlb=1"
 PATHS = ("cann", "lean", "inplace")
 
 
-def step(at, torch, x, t, path):
+def prepare(x, path):
+    """The logits a step starts from; in place they must be an intermediate (a model's output),
+    made here, outside the timed step."""
+    return (x.detach() * 1).requires_grad_() if path == "inplace" else x
+
+
+def step(at, torch, logits, t, path):
     """One forward + backward; returns the gradient of the logits."""
-    logits = x * 1 if path == "inplace" else x  # in place needs an intermediate
     loss = at.cross_entropy(logits, t, label_smoothing=0.1, lean=path != "cann",
                             inplace_backward=path == "inplace")
     (g,) = torch.autograd.grad(loss, logits)
@@ -65,7 +70,7 @@ def memory_child(shape, dtype, path):
     import aclnn_cpu.torch as at
     torch.set_num_threads(2)
     x, t = make(torch, shape, dtype)
-    step(at, torch, x[:8], t[:8], path)  # load and initialise everything on a small problem
+    step(at, torch, prepare(x[:8], path), t[:8], path)  # load and initialise on a small problem
     if path == "inplace":
         # The logits as a model has them: an intermediate (here a leaf stands for it).
         x = (x.detach() * 1).requires_grad_()
@@ -112,12 +117,14 @@ def main():
     rounds = {k: [] for k in PATHS}
     for _ in range(args.rounds):
         for path in PATHS:
-            step(at, torch, x, t, path)  # warm-up
+            step(at, torch, prepare(x, path), t, path)  # warm-up
             times = []
             for _ in range(args.reps):
+                logits = prepare(x, path)
                 start = time.perf_counter()
-                step(at, torch, x, t, path)
+                step(at, torch, logits, t, path)
                 times.append(time.perf_counter() - start)
+                del logits
             rounds[path].append(statistics.median(times))
     del x
     mem = {}
