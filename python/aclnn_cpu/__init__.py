@@ -116,13 +116,12 @@ def cross_entropy_loss(input: Any, target: Any, weight: Any = None, *, reduction
          "logProbOut": outs[1], "zlossOut": outs[2], "lseForZlossOut": outs[3]},
         reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
         zloss=z_loss_scale, return_zloss=return_z_loss)
-    # A SoC profile whose NPU ignores the z-loss leaves zlossOut and lseForZlossOut unwritten.
-    z_written = z_loss_scale != 0.0 and not _C.soc_ignores_zloss()
+    # A SoC profile whose NPU ignores the z-loss never writes zlossOut and lseForZlossOut.
+    z_written = not _C.soc_ignores_zloss()
     return CrossEntropyLossResult(r["lossOut"], r["logProbOut"],
-                                  r["zlossOut"] if return_z_loss and (z_written or
-                                                                      z_loss_scale == 0.0)
-                                  else None,
-                                  r["lseForZlossOut"] if z_written else None)
+                                  r["zlossOut"] if return_z_loss and z_written else None,
+                                  r["lseForZlossOut"] if z_loss_scale != 0.0 and z_written
+                                  else None)
 
 
 def _as_array_like(value: Any, ref: Any, shape: tuple) -> Any:

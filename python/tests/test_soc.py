@@ -78,6 +78,17 @@ def test_910_has_no_cross_entropy(soc):
     ac.log_softmax(x)  # float32 log-softmax exists there
 
 
+def test_unwritten_outputs_come_back_as_none(soc):
+    # Regression: with z_loss_scale 0 the z-loss output came back (uninitialized) although a
+    # profile that ignores the z-loss never writes it.
+    x, t = problem()
+    assert ac.cross_entropy_loss(x, t, return_z_loss=True).z_loss == 0.0
+    soc("Ascend910B2")
+    for z in (0.0, 0.5):
+        r = ac.cross_entropy_loss(x, t, return_z_loss=True, z_loss_scale=z)
+        assert r.z_loss is None and r.lse is None
+
+
 def test_torch_zloss_ignored_like_the_npu(soc):
     x, t = problem()
     xt = torch.from_numpy(x)
