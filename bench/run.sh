@@ -9,8 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases=${1:-.}
-bash scripts/install-deps.sh libtorch-dev
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DACLNN_CPU_BUILD_TESTS=OFF >/dev/null
+bash scripts/install-deps.sh
+# The peer is current PyTorch: the PyPI wheel in the project's cached environment, whose
+# libtorch headers, libraries and CMake package the C++ benchmark links (torch_cpu only).
+venv=$(bash scripts/venv.sh)
+torch_cmake=$("$venv/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DACLNN_CPU_BUILD_TESTS=OFF \
+  -DCMAKE_PREFIX_PATH="$torch_cmake" >/dev/null
 cmake --build build-bench -j"$(nproc)" --target aclnn_cpu_bench
 # PyTorch allocates its N x C results on every call. glibc would mmap each one and unmap it on
 # free, so every call would pay the kernel's zeroing of fresh pages (PERF_NOTES B.3; 60% of
