@@ -64,6 +64,9 @@ Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Redu
                    ShapeString(t).c_str(), ReductionName(r));
 }
 
+namespace {
+
+// Whether target value t is ignored under the profile's rule (ScanTargets).
 bool IsIgnored(SocFamily soc, int64_t t, int64_t ignore_index) {
   switch (soc) {
     case SocFamily::kAscend910B:
@@ -74,8 +77,6 @@ bool IsIgnored(SocFamily soc, int64_t t, int64_t ignore_index) {
       return t == ignore_index;
   }
 }
-
-namespace {
 
 Status BadTarget(const char* op, const SocProfile& soc, int64_t i, int64_t t, int64_t ignore,
                  int64_t c) {

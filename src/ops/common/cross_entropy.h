@@ -56,10 +56,6 @@ void DescribeCommon(const SocProfile& soc, Reduction r, int64_t n, int64_t c,
                     const aclTensor* target, const aclTensor* weight, int64_t ignore_index,
                     double label_smoothing, double zloss_scale, Common* k);
 
-// Whether target value t is ignored under the profile's rule: t == ignoreIndex by default; the
-// 910B-family compares both rounded to fp32; on the 950 a negative ignoreIndex masks nothing.
-bool IsIgnored(SocFamily soc, int64_t t, int64_t ignore_index);
-
 // One row's target after the scan.
 struct RowTarget {
   int64_t t;  // the target class, or -1 for an ignored row
@@ -72,11 +68,12 @@ struct TargetScan {
   double w_sum = 0.0;  // sum of all class weights (C without weight)
 };
 
-// Reads the N targets (INT64 or INT32, any stride), checks each is ignored (IsIgnored) or in
-// [0, C), and fills rows[0..N) and the sums in a fixed order. weight (FLOAT, nullable) is copied
-// to w_contig[0..C) when non-null. On a bad target returns ACL_ERROR_INVALID_PARAM naming the
-// first bad row and value (and, under an NPU profile, what that NPU would do with it); nothing
-// has been written to any output then.
+// Reads the N targets (INT64 or INT32, any stride), checks each is ignored (the profile's rule:
+// t == ignoreIndex by default; the 910B-family compares both rounded to fp32; on the 950 a
+// negative ignoreIndex masks nothing) or in [0, C), and fills rows[0..N) and the sums in a fixed
+// order. weight (FLOAT, nullable) is copied to w_contig[0..C) when non-null. On a bad target
+// returns ACL_ERROR_INVALID_PARAM naming the first bad row and value (and, under an NPU profile,
+// what that NPU would do with it); nothing has been written to any output then.
 Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& target,
                    const TensorDesc* weight, int64_t n, int64_t c, int64_t ignore_index,
                    Reduction r, float* w_contig, RowTarget* rows, TargetScan* scan);
