@@ -159,6 +159,13 @@ TEST(LeanCrossEntropy, Validation) {
   r = grad(x.get(), lse16.get(), out.get());
   EXPECT_EQ(r.first, 161002);
   EXPECT_NE(r.second.find("lse has dtype BF16"), std::string::npos) << r.second;
+  // Regression: the rank rule named the logits "logProb".
+  DeviceTensor x3(ACL_FLOAT, {4, 6, 1}), out3(ACL_FLOAT, {4, 6, 1});
+  r = grad(x3.get(), lse.get(), out3.get());
+  EXPECT_EQ(r.first, 561002);
+  EXPECT_NE(r.second.find("aclnnCpuCrossEntropyLossGradFromLogits: logits has shape [4, 6, 1]"),
+            std::string::npos)
+      << r.second;
   DeviceTensor lse5(ACL_FLOAT, {5});
   r = grad(x.get(), lse5.get(), out.get());
   EXPECT_EQ(r.first, 561002);

@@ -45,7 +45,7 @@ Status Validate(const Args& a, Checked* out) {
   }
   ce::Reduction r;
   int64_t n, c;
-  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, "logProb", a.log_prob, a.target,
+  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, lp_name, a.log_prob, a.target,
                                                       a.weight, a.reduction, a.label_smoothing,
                                                       a.zloss_scale, a.grad_loss, &r, &n, &c));
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
