@@ -59,6 +59,36 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogits(void *wor
                                                                        aclOpExecutor *executor,
                                                                        aclrtStream stream);
 
+/* The fused linear + cross-entropy (docs/large_vocab.md): the loss of
+ * F.cross_entropy(F.linear(input, linearWeight, linearBiasOptional), target, ...) and,
+ * optionally, the gradients of input, linearWeight and linearBias, without the (N, V) logits:
+ * rows are processed chunkSize at a time (0: an automatic size, at most 1/16 of the logits'
+ * bytes), each chunk's logits computed by the BLAS (oneDNN) into the workspace in fp32, reduced
+ * to the loss and, when a gradient is asked for, turned into dlogits in place and multiplied
+ * back.
+ *
+ * input (N, H) and linearWeight (V, H): FLOAT or BF16, the same; linearBiasOptional (V,) their
+ * dtype; target (N,) INT64 or INT32; weightOptional (V,) FLOAT; reduction, ignoreIndex,
+ * labelSmoothing and lseSquareScaleForZloss as aclnnCrossEntropyLoss's (the z-loss term is part
+ * of lossOut). lossOut (N,) for "none", else 0-d or (1,): the input's dtype or FLOAT. lseOut (N,)
+ * FLOAT: every row's log-sum-exp.
+ * Gradients are computed when any of gradInputOptional (N, H; the input's dtype),
+ * gradWeightOptional (V, H; the weight's dtype or FLOAT, which then also serves as fp32
+ * accumulator) and gradBiasOptional (V,; the bias's dtype or FLOAT; needs the bias) is given:
+ * d(sum of gradLoss * loss)/d(each), with gradLossOptional shaped like lossOut (the input's
+ * dtype or FLOAT), or all ones when it is null. Outputs must not overlap the inputs. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropyGetWorkspaceSize(
+    const aclTensor *input, const aclTensor *linearWeight, const aclTensor *linearBiasOptional,
+    const aclTensor *target, const aclTensor *weightOptional, const aclTensor *gradLossOptional,
+    char *reductionOptional, int64_t ignoreIndex, double labelSmoothing,
+    double lseSquareScaleForZloss, int64_t chunkSize, const aclTensor *lossOut,
+    const aclTensor *lseOut, const aclTensor *gradInputOptional,
+    const aclTensor *gradWeightOptional, const aclTensor *gradBiasOptional, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropy(void *workspace, uint64_t workspaceSize,
+                                                           aclOpExecutor *executor,
+                                                           aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif

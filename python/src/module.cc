@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn_cpu/aclnn_cpu_ext.h"
 #include "core/dtype.h"
 #include "core/soc.h"
 #include "op_table.h"
@@ -156,10 +158,14 @@ bool SameView(const TensorArg& a, const TensorArg& b) {
   return a.data == b.data && a.dtype == b.dtype && a.shape == b.shape && a.strides == b.strides;
 }
 
-// Phase 1 and phase 2 of one operator call over the given tensors, on the calling thread's
-// stream, with `threads` threads (0: the library's default). Runs without the GIL.
-Result Execute(const optable::OpSpec& op, const std::vector<std::optional<TensorArg>>& args,
-               const optable::CallArgs& base, int threads) {
+using Phase1Fn = std::function<int(aclTensor* const*, uint64_t*, aclOpExecutor**)>;
+using Phase2Fn = aclnnStatus (*)(void*, uint64_t, aclOpExecutor*, aclrtStream);
+
+// Phase 1 and phase 2 of one operator call (entry point `api`) over the given tensors, on the
+// calling thread's stream, with `threads` threads (0: the library's default). Runs without
+// the GIL.
+Result Execute(const char* api, const Phase1Fn& phase1, Phase2Fn phase2,
+               const std::vector<std::optional<TensorArg>>& args, int threads) {
   std::vector<aclTensor*> tensors(args.size(), nullptr);
   auto destroy = [&] {
     for (aclTensor* t : tensors) {
@@ -178,14 +184,12 @@ Result Execute(const optable::OpSpec& op, const std::vector<std::optional<Tensor
       return r;
     }
   }
-  optable::CallArgs call = base;
-  call.tensors = tensors.data();
   uint64_t ws = 0;
   aclOpExecutor* executor = nullptr;
   int st;
   {
     aclnn_cpu::ScopedNumThreads scoped(threads);
-    st = op.phase1(call, &ws, &executor);
+    st = phase1(tensors.data(), &ws, &executor);
   }
   destroy();  // the executor keeps what it needs of the descriptions
   if (st != ACLNN_SUCCESS) return Failed(st);
@@ -198,10 +202,10 @@ Result Execute(const optable::OpSpec& op, const std::vector<std::optional<Tensor
   void* workspace = ws > 0 ? state.Workspace(ws) : nullptr;
   if (ws > 0 && workspace == nullptr) {
     aclDestroyAclOpExecutor(executor);
-    return {ACLNN_ERR_RUNTIME_ERROR, std::string(op.api) + ": cannot allocate a workspace of " +
+    return {ACLNN_ERR_RUNTIME_ERROR, std::string(api) + ": cannot allocate a workspace of " +
                                          std::to_string(ws) + " bytes."};
   }
-  st = op.phase2(workspace, ws, executor, state.stream);
+  st = phase2(workspace, ws, executor, state.stream);
   if (st != ACLNN_SUCCESS) return Failed(st);
   st = aclrtSynchronizeStream(state.stream);
   if (st != ACL_SUCCESS) return Failed(st);
@@ -311,7 +315,46 @@ Result Run(size_t op_index, const std::vector<nb::object>& arrays, const std::ve
   std::string reduction_buffer = reduction.value_or("");
   base.reduction = reduction ? reduction_buffer.data() : nullptr;
   nb::gil_scoped_release release;
-  return Execute(op, args, base, threads);
+  const Phase1Fn phase1 = [&](aclTensor* const* tensors, uint64_t* ws, aclOpExecutor** ex) {
+    optable::CallArgs call = base;
+    call.tensors = tensors;
+    return op.phase1(call, ws, ex);
+  };
+  return Execute(op.api, phase1, op.phase2, args, threads);
+}
+
+// aclnnCpuLinearCrossEntropy (include/aclnn_cpu/aclnn_cpu_ext.h), outside the operator table
+// (docs/large_vocab.md says why): views[i] is a raw view (address, shape, strides) or None for
+// input, linearWeight, linearBiasOptional, target, weightOptional, gradLossOptional, lossOut,
+// lseOut, gradInputOptional, gradWeightOptional, gradBiasOptional, dtypes[i] its aclDataType.
+// The caller (aclnn_cpu/torch.py) allocates the outputs, which overlap nothing.
+Result LinearCrossEntropy(const std::vector<nb::object>& views, const std::vector<int>& dtypes,
+                          std::optional<std::string> reduction, int64_t ignore_index,
+                          double label_smoothing, double zloss, int64_t chunk_size, int threads) {
+  constexpr size_t kParams = 11;
+  if (views.size() != kParams || dtypes.size() != kParams) {
+    throw nb::value_error("aclnn_cpu: linear_cross_entropy takes 11 views and 11 dtypes.");
+  }
+  std::vector<std::optional<TensorArg>> args(kParams);
+  for (size_t i = 0; i < kParams; ++i) {
+    if (views[i].is_none()) continue;
+    const nb::tuple view = nb::cast<nb::tuple>(views[i]);
+    TensorArg t;
+    t.data = reinterpret_cast<void*>(nb::cast<uintptr_t>(view[0]));
+    t.shape = nb::cast<std::vector<int64_t>>(view[1]);
+    t.strides = nb::cast<std::vector<int64_t>>(view[2]);
+    t.dtype = static_cast<aclDataType>(dtypes[i]);
+    args[i] = std::move(t);
+  }
+  std::string reduction_buffer = reduction.value_or("");
+  char* red = reduction ? reduction_buffer.data() : nullptr;
+  nb::gil_scoped_release release;
+  const Phase1Fn phase1 = [&](aclTensor* const* t, uint64_t* ws, aclOpExecutor** ex) {
+    return aclnnCpuLinearCrossEntropyGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], t[5], red, ignore_index, label_smoothing, zloss, chunk_size,
+        t[6], t[7], t[8], t[9], t[10], ws, ex);
+  };
+  return Execute("aclnnCpuLinearCrossEntropy", phase1, aclnnCpuLinearCrossEntropy, args, threads);
 }
 
 }  // namespace
@@ -324,6 +367,8 @@ NB_MODULE(_C, m) {
   m.def("ops", &Ops, "The operator table: name, api, params (name, is_output, optional), attrs.");
   m.def("declare", &Declare, "Dtype and shape of every parameter for a problem.");
   m.def("run", &Run, "One operator call through CANN's two phases; (status, message).");
+  m.def("linear_cross_entropy", &LinearCrossEntropy,
+        "aclnnCpuLinearCrossEntropy over raw views; (status, message).");
   m.def("default_num_threads", &aclnn_cpu::NumThreads,
         "Threads a call uses without a count of its own (ACLNN_CPU_NUM_THREADS, ...).");
   m.def("cpu_target", [] { return std::string(aclnn_cpu::CurrentTargetName()); });

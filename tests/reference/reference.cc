@@ -317,4 +317,38 @@ CrossEntropyResult CrossEntropyLoss(const CrossEntropyArgs& a, const std::vector
   return res;
 }
 
+LinearCrossEntropyResult LinearCrossEntropy(const CrossEntropyArgs& a, int64_t h,
+                                            const std::vector<double>& x,
+                                            const std::vector<double>& w,
+                                            const std::vector<double>& bias,
+                                            const std::vector<double>& grad_loss) {
+  const int64_t n = a.n, v = a.c;
+  LinearCrossEntropyResult r;
+  r.logits.assign(static_cast<size_t>(n * v), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < v; ++j) {
+      double z = bias.empty() ? 0.0 : bias[j];
+      for (int64_t k = 0; k < h; ++k) z += x[i * h + k] * w[j * h + k];
+      r.logits[i * v + j] = z;
+    }
+  }
+  r.ce = CrossEntropyLoss(a, r.logits);
+  r.grad_logits = CrossEntropyLossGrad(a, r.ce.log_prob, grad_loss, {}, r.ce.lse);
+  const std::vector<double>& g = r.grad_logits;
+  r.grad_input.assign(static_cast<size_t>(n * h), 0.0);
+  r.grad_weight.assign(static_cast<size_t>(v * h), 0.0);
+  r.grad_bias.assign(static_cast<size_t>(v), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < v; ++j) {
+      const double gij = g[i * v + j];
+      r.grad_bias[j] += gij;
+      for (int64_t k = 0; k < h; ++k) {
+        r.grad_input[i * h + k] += gij * w[j * h + k];
+        r.grad_weight[j * h + k] += gij * x[i * h + k];
+      }
+    }
+  }
+  return r;
+}
+
 }  // namespace ref

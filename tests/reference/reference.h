@@ -77,6 +77,20 @@ struct CrossEntropyResult {
 };
 CrossEntropyResult CrossEntropyLoss(const CrossEntropyArgs& a, const std::vector<double>& x);
 
+// The fused linear cross-entropy: logits = x w^T + bias (x: N x H, w: V x H = a.c x h, bias: V
+// values or empty), then CrossEntropyLoss and, with grad_loss, CrossEntropyLossGrad G;
+// grad_input = G w, grad_weight = G^T x, grad_bias = the column sums of G.
+struct LinearCrossEntropyResult {
+  std::vector<double> logits;  // N*V
+  CrossEntropyResult ce;
+  std::vector<double> grad_logits, grad_input, grad_weight, grad_bias;
+};
+LinearCrossEntropyResult LinearCrossEntropy(const CrossEntropyArgs& a, int64_t h,
+                                            const std::vector<double>& x,
+                                            const std::vector<double>& w,
+                                            const std::vector<double>& bias,
+                                            const std::vector<double>& grad_loss);
+
 }  // namespace ref
 
 #endif  // ACLNN_CPU_TESTS_REFERENCE_REFERENCE_H_

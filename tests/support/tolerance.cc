@@ -169,4 +169,88 @@ CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
   return b;
 }
 
+LinearCrossEntropyBounds LinearCrossEntropyBound(const ref::CrossEntropyArgs& a, int64_t h,
+                                                 const std::vector<double>& x,
+                                                 const std::vector<double>& w,
+                                                 const std::vector<double>& bias,
+                                                 const std::vector<double>& grad_loss,
+                                                 const ref::LinearCrossEntropyResult& r,
+                                                 aclDataType g_dtype) {
+  const int64_t n = a.n, v = a.c;
+  const double u = kEps32;
+  // Each row's largest logit error.
+  std::vector<double> ez(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < v; ++j) {
+      double s = bias.empty() ? 0.0 : std::fabs(bias[j]);
+      for (int64_t k = 0; k < h; ++k) s += std::fabs(x[i * h + k] * w[j * h + k]);
+      ez[i] = std::max(ez[i], static_cast<double>(h + 2) * u * s);
+    }
+  }
+  // The cross-entropy kernels' own bounds on exact logits.
+  const CrossEntropyBounds ce = CrossEntropyLossBound(a, r.logits, r.ce);
+  LinearCrossEntropyBounds b;
+  b.lse = ce.lse;
+  for (int64_t i = 0; i < n; ++i) b.lse[i] += 2.0 * ez[i];
+  // The loss: per row, its coefficients sum to (1 - eps) w_t + eps / C sum_c w_c (+ 2 z |lse|
+  // for the z-loss), each multiplying an error of at most 2 ez (the logit and the lse).
+  double wsum = 0.0;
+  for (int64_t c = 0; c < v; ++c) wsum += std::fabs(a.weight.empty() ? 1.0 : a.weight[c]);
+  std::vector<double> row(static_cast<size_t>(n), 0.0);
+  double d = 0.0, m = 0.0, total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t t = a.target[i];
+    if (t == a.ignore_index) continue;
+    const double wt = a.weight.empty() ? 1.0 : a.weight[t];
+    d += wt;
+    m += 1.0;
+    const double coef = (1.0 - a.label_smoothing) * std::fabs(wt) +
+                        a.label_smoothing / static_cast<double>(v) * wsum +
+                        2.0 * std::fabs(a.zloss_scale * r.ce.lse[i]);
+    row[i] = coef * 2.0 * ez[i];
+    total += row[i];
+  }
+  b.loss = ce.loss;
+  if (a.reduction == ref::Reduction::kNone) {
+    for (int64_t i = 0; i < n; ++i) b.loss[i] += row[i];
+  } else {
+    b.loss[0] += a.reduction == ref::Reduction::kSum
+                     ? total
+                     : total / std::min(std::fabs(d), m);  // the smaller divisor
+  }
+  // dlogits: the kernel's bound, the logits' error through exp, the rounding to g_dtype.
+  std::vector<double> eg = CrossEntropyLossGradBound(a, r.ce.log_prob, grad_loss, {}, r.ce.lse);
+  const std::vector<double> mag =
+      ref::CrossEntropyLossGradMagnitudes(a, r.ce.log_prob, grad_loss, {}, r.ce.lse);
+  const double round_g = g_dtype == ACL_BF16 ? 1.0 / 256.0 : u;  // half an ulp, relative
+  for (size_t e = 0; e < eg.size(); ++e) {
+    const int64_t i = static_cast<int64_t>(e) / v;
+    eg[e] += mag[e] * (2.0 * ez[i] + u * std::fabs(r.ce.log_prob[e]));
+    eg[e] += round_g * (std::fabs(r.grad_logits[e]) + eg[e]);
+  }
+  const std::vector<double>& g = r.grad_logits;
+  b.grad_input.assign(static_cast<size_t>(n * h), 0.0);
+  b.grad_weight.assign(static_cast<size_t>(v * h), 0.0);
+  b.grad_bias.assign(static_cast<size_t>(v), 0.0);
+  std::vector<double> si(b.grad_input.size(), 0.0), sw(b.grad_weight.size(), 0.0),
+      sb(b.grad_bias.size(), 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < v; ++j) {
+      const double ge = eg[i * v + j], ga = std::fabs(g[i * v + j]) + ge;
+      b.grad_bias[j] += ge;
+      sb[j] += ga;
+      for (int64_t k = 0; k < h; ++k) {
+        b.grad_input[i * h + k] += ge * std::fabs(w[j * h + k]);
+        si[i * h + k] += ga * std::fabs(w[j * h + k]);
+        b.grad_weight[j * h + k] += ge * std::fabs(x[i * h + k]);
+        sw[j * h + k] += ga * std::fabs(x[i * h + k]);
+      }
+    }
+  }
+  for (size_t e = 0; e < si.size(); ++e) b.grad_input[e] += static_cast<double>(v + 1) * u * si[e];
+  for (size_t e = 0; e < sw.size(); ++e) b.grad_weight[e] += static_cast<double>(n + 1) * u * sw[e];
+  for (size_t e = 0; e < sb.size(); ++e) b.grad_bias[e] += static_cast<double>(n + 1) * u * sb[e];
+  return b;
+}
+
 }  // namespace tolerance

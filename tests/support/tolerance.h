@@ -60,6 +60,23 @@ CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
                                          const std::vector<double>& x,
                                          const ref::CrossEntropyResult& r);
 
+// The fused linear cross-entropy (docs/large_vocab.md): each logit is a length-H f32 dot
+// product, off by at most (H + 2) u (sum_k |x_k w_k| + |b|); that error moves the loss and the
+// log-sum-exp by at most twice the row's largest logit error times the loss's coefficients, and
+// each dlogit by its terms' magnitude times the same; dlogits rounded to `g_dtype` (BF16 for
+// 16-bit operands) before the products; each product of length K adds (K + 1) u of the sum of
+// its terms' magnitudes. Bounds for the f32 arithmetic; Compare adds the outputs' rounding.
+struct LinearCrossEntropyBounds {
+  std::vector<double> loss, lse, grad_input, grad_weight, grad_bias;
+};
+LinearCrossEntropyBounds LinearCrossEntropyBound(const ref::CrossEntropyArgs& a, int64_t h,
+                                                 const std::vector<double>& x,
+                                                 const std::vector<double>& w,
+                                                 const std::vector<double>& bias,
+                                                 const std::vector<double>& grad_loss,
+                                                 const ref::LinearCrossEntropyResult& r,
+                                                 aclDataType g_dtype);
+
 }  // namespace tolerance
 
 #endif  // ACLNN_CPU_TESTS_SUPPORT_TOLERANCE_H_

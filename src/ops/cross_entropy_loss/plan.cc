@@ -348,6 +348,8 @@ class CeFwdPlan final : public Plan {
 }  // namespace
 
 std::unique_ptr<Plan> MakePlan(const Checked& c) { return std::make_unique<CeFwdPlan>(c); }
+uint64_t PlanWorkspaceBytes(const Checked& c) { return CeFwdPlan(c).workspace_bytes(); }
+Status RunPlanOnce(const Checked& c, void* workspace) { return CeFwdPlan(c).Run(workspace); }
 
 }  // namespace ce_fwd
 }  // namespace aclnn_cpu

@@ -51,6 +51,12 @@ struct Checked : ce::Common {
 Status Validate(const Args& a, Checked* c);
 std::unique_ptr<Plan> MakePlan(const Checked& c);
 
+// For operators composed of this one (the fused linear cross-entropy runs it on chunks of rows
+// it computes): the workspace the plan of `c` needs, and that plan run once on the stack, with
+// no executor and no allocation.
+uint64_t PlanWorkspaceBytes(const Checked& c);
+Status RunPlanOnce(const Checked& c, void* workspace);
+
 }  // namespace ce_fwd
 }  // namespace aclnn_cpu
 

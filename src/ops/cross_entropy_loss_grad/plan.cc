@@ -122,6 +122,9 @@ class CeGradPlan final : public Plan {
  public:
   explicit CeGradPlan(const Checked& a)
       : k_(a), lp_(a.log_prob), out_(a.out), grad_(a.grad_loss), gz_(a.grad_zloss), lse_(a.lse) {
+    batch_.has_batch_divisors = a.has_batch_divisors;
+    batch_.batch_d = a.batch_d;
+    batch_.batch_m = a.batch_m;
     has_gz_ = a.has_grad_zloss;
     from_logits_ = a.from_logits;
     op_ = a.op;
@@ -164,6 +167,10 @@ class CeGradPlan final : public Plan {
     ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.soc, k_.target,
                                           k_.has_weight ? &k_.weight : nullptr, k_.n, k_.c,
                                           k_.ignore_index, k_.reduction, w, rows, &scan));
+    if (batch_.has_batch_divisors) {
+      scan.d = batch_.batch_d;
+      scan.m = batch_.batch_m;
+    }
     const bool none = k_.reduction == ce::Reduction::kNone;
     const double cinv = 1.0 / static_cast<double>(k_.c);
     for (int64_t i = 0; i < k_.n; ++i) {
@@ -257,6 +264,10 @@ class CeGradPlan final : public Plan {
 
   const ce::Common k_;  // reduction, N, C, target, weight, attributes
   TensorDesc lp_, out_, grad_, gz_, lse_;
+  struct {
+    bool has_batch_divisors = false;
+    double batch_d = 1.0, batch_m = 1.0;
+  } batch_;
   bool has_gz_ = false, contiguous_ = false, stream_ = false, from_logits_ = false;
   const char* op_ = kOp;
   aclDataType dtype_ = ACL_FLOAT;
@@ -270,6 +281,8 @@ class CeGradPlan final : public Plan {
 }  // namespace
 
 std::unique_ptr<Plan> MakePlan(const Checked& c) { return std::make_unique<CeGradPlan>(c); }
+uint64_t PlanWorkspaceBytes(const Checked& c) { return CeGradPlan(c).workspace_bytes(); }
+Status RunPlanOnce(const Checked& c, void* workspace) { return CeGradPlan(c).Run(workspace); }
 
 }  // namespace ce_grad
 }  // namespace aclnn_cpu

@@ -42,11 +42,21 @@ struct Checked : ce::Common {
   bool has_grad_zloss = false;
   bool from_logits = false;
   const char* op = kOp;  // the entry point's name, for messages
+  // Set by a composed operator whose batch this is a slice of (the fused linear
+  // cross-entropy's chunks): the mean reduction's divisors d and m of the whole batch, in place
+  // of this slice's own.
+  bool has_batch_divisors = false;
+  double batch_d = 1.0, batch_m = 1.0;
 };
 
 // The spec's rules in order; on success fills *c.
 Status Validate(const Args& a, Checked* c);
 std::unique_ptr<Plan> MakePlan(const Checked& c);
+
+// As ce_fwd's: the plan of `c`'s workspace, and the plan run once on the stack (no executor,
+// no allocation), for composed operators.
+uint64_t PlanWorkspaceBytes(const Checked& c);
+Status RunPlanOnce(const Checked& c, void* workspace);
 
 }  // namespace ce_grad
 }  // namespace aclnn_cpu

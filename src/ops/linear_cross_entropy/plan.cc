@@ -1,0 +1,464 @@
+#include "ops/linear_cross_entropy/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype.h"
+#include "core/workspace.h"
+#include "ops/common/strided.h"
+#include "ops/cross_entropy_loss/plan.h"
+#include "ops/cross_entropy_loss_grad/plan.h"
+#include "ops/linear_cross_entropy/matmul.h"
+#include "runtime/parallel.h"
+#include "tensor/validate.h"
+
+namespace aclnn_cpu {
+namespace lce {
+
+namespace {
+
+constexpr aclDataType kLinearDtypes[] = {ACL_FLOAT, ACL_BF16};
+constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
+constexpr int kShape = ACLNN_ERR_INNER_TILING_ERROR;
+
+// `t` has `ref`'s dtype, or FLOAT (an fp32 result or accumulator for 16-bit operands).
+Status CheckDtypeOrFloat(const char* name, const aclTensor* t, const char* ref_name,
+                         const aclTensor* ref) {
+  if (t->dtype == ref->dtype || t->dtype == ACL_FLOAT) return OkStatus();
+  return MakeError(kDtype, "%s: %s has dtype %s but must be FLOAT or %s's dtype %s.", kOp, name,
+                   DtypeName(t->dtype), ref_name, DtypeName(ref->dtype));
+}
+
+Status CheckMatrix(const char* name, const aclTensor* t, const char* want) {
+  if (Rank(t) == 2) return OkStatus();
+  return MakeError(kShape, "%s: %s has shape %s but must be 2-d %s.", kOp, name,
+                   ShapeString(t).c_str(), want);
+}
+
+}  // namespace
+
+int64_t AutoChunkRows(int64_t n, int64_t v, aclDataType dtype) {
+  if (n <= 0 || v <= 0) return 1;
+  const double row_bytes = static_cast<double>(v) * (dtype == ACL_BF16 ? 6.0 : 4.0);
+  const double budget = static_cast<double>(n) * static_cast<double>(v) * DtypeSize(dtype) / 16.0;
+  const int64_t rows = std::max<int64_t>(64, static_cast<int64_t>(budget / row_bytes));
+  return std::min(rows, n);
+}
+
+Status Validate(const Args& a, Checked* out) {
+  *out = Checked{};
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "input", a.input));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "linearWeight", a.linear_weight));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "target", a.target));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lossOut", a.loss_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(kOp, "lseOut", a.lse_out));
+  const SocProfile soc = CurrentSoc();
+  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(kOp, soc, /*extension=*/true));
+
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "input", a.input, kLinearDtypes, kDtype));
+  ACLNN_RETURN_IF_ERROR(
+      CheckSameDtype(kOp, "linearWeight", a.linear_weight, "input", a.input, kDtype));
+  if (a.linear_bias != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckSameDtype(kOp, "linearBiasOptional", a.linear_bias, "input", a.input, kDtype));
+  }
+  if (a.grad_loss != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckDtypeOrFloat("gradLossOptional", a.grad_loss, "input", a.input));
+  }
+  ACLNN_RETURN_IF_ERROR(CheckDtypeOrFloat("lossOut", a.loss_out, "input", a.input));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "lseOut", a.lse_out, kFloat32Only, kDtype));
+  if (a.grad_input != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckSameDtype(kOp, "gradInputOptional", a.grad_input, "input", a.input, kDtype));
+  }
+  if (a.grad_weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckDtypeOrFloat("gradWeightOptional", a.grad_weight, "linearWeight", a.linear_weight));
+  }
+  if (a.grad_bias != nullptr) {
+    if (a.linear_bias == nullptr) {
+      return MakeError(kDtype,
+                       "%s: gradBiasOptional is given but linearBiasOptional is null; there is "
+                       "no bias to differentiate.",
+                       kOp);
+    }
+    ACLNN_RETURN_IF_ERROR(
+        CheckDtypeOrFloat("gradBiasOptional", a.grad_bias, "linearBiasOptional", a.linear_bias));
+  }
+  ACLNN_RETURN_IF_ERROR(CheckMatrix("input", a.input, "(N, H)"));
+  ACLNN_RETURN_IF_ERROR(CheckMatrix("linearWeight", a.linear_weight, "(V, H)"));
+  const int64_t n = a.input->shape[0], h = a.input->shape[1], v = a.linear_weight->shape[0];
+  if (a.linear_weight->shape[1] != h) {
+    return MakeError(kShape,
+                     "%s: linearWeight has shape %s but input has shape %s; their last "
+                     "dimensions (H) must be equal.",
+                     kOp, ShapeString(a.linear_weight).c_str(), ShapeString(a.input).c_str());
+  }
+  // The logits' shape, for the cross-entropy rules shared with the other operators.
+  aclTensor logits{a.input->dtype, ACL_FORMAT_ND, {n, v}, {v, 1}, 0, {n * v}, a.input->data};
+  ce::Reduction r;
+  int64_t n2, v2;
+  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(
+      kOp, soc, "logits (input x linearWeight^T)", &logits, a.target, a.weight, a.reduction,
+      a.label_smoothing, a.zloss_scale, nullptr, &r, &n2, &v2));
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "lossOut", a.loss_out, r, n));
+  if (a.grad_loss != nullptr) {
+    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradLossOptional", a.grad_loss, r, n));
+  }
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseOut", a.lse_out, {n}, "(N,)", kShape));
+  if (a.linear_bias != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckShapeIs(kOp, "linearBiasOptional", a.linear_bias, {v}, "(V,)", kShape));
+  }
+  if (a.grad_input != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckShapeIs(kOp, "gradInputOptional", a.grad_input, {n, h}, "(N, H)", kShape));
+  }
+  if (a.grad_weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckShapeIs(kOp, "gradWeightOptional", a.grad_weight, {v, h}, "(V, H)", kShape));
+  }
+  if (a.grad_bias != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "gradBiasOptional", a.grad_bias, {v}, "(V,)", kShape));
+  }
+  if (a.chunk_size < 0) {
+    return MakeError(kShape, "%s: chunkSize is %lld; it must be 0 (automatic) or positive.", kOp,
+                     static_cast<long long>(a.chunk_size));
+  }
+  if (v == 0) {
+    out->empty = true;  // like aclnnCrossEntropyLoss with C == 0: nothing is written
+    return OkStatus();
+  }
+  const std::pair<const char*, const aclTensor*> operands[] = {
+      {"input", a.input},
+      {"linearWeight", a.linear_weight},
+      {"linearBiasOptional", a.linear_bias},
+      {"target", a.target},
+      {"weightOptional", a.weight},
+      {"gradLossOptional", a.grad_loss},
+      {"lossOut", a.loss_out},
+      {"lseOut", a.lse_out},
+      {"gradInputOptional", a.grad_input},
+      {"gradWeightOptional", a.grad_weight},
+      {"gradBiasOptional", a.grad_bias}};
+  for (const auto& [name, t] : operands) {
+    if (t != nullptr) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(kOp, name, t));
+  }
+  ce::DescribeCommon(soc, r, n, v, a.target, a.weight, a.ignore_index, a.label_smoothing,
+                     soc.ignores_zloss() ? 0.0 : a.zloss_scale, out);
+  out->h = h;
+  out->chunk = a.chunk_size > 0 ? std::min(a.chunk_size, std::max<int64_t>(n, 1))
+                                : AutoChunkRows(n, v, a.input->dtype);
+  out->input = DescribeTensor(a.input);
+  out->linear_weight = DescribeTensor(a.linear_weight);
+  out->has_bias = a.linear_bias != nullptr;
+  if (out->has_bias) out->linear_bias = DescribeTensor(a.linear_bias);
+  out->has_grad_loss = a.grad_loss != nullptr;
+  if (out->has_grad_loss) out->grad_loss = DescribeTensor(a.grad_loss);
+  out->loss = DescribeTensor(a.loss_out);
+  out->lse = DescribeTensor(a.lse_out);
+  out->want_input = a.grad_input != nullptr && n > 0 && h > 0;
+  out->want_weight = a.grad_weight != nullptr && h > 0;
+  out->want_bias = a.grad_bias != nullptr;
+  if (out->want_input) out->grad_input = DescribeTensor(a.grad_input);
+  if (out->want_weight) out->grad_weight = DescribeTensor(a.grad_weight);
+  if (out->want_bias) out->grad_bias = DescribeTensor(a.grad_bias);
+  return OkStatus();
+}
+
+namespace {
+
+TensorDesc Vector(aclDataType t, int64_t n, void* data, int64_t stride = 1) {
+  TensorDesc d;
+  d.dtype = t;
+  d.rank = 1;
+  d.shape[0] = n;
+  d.strides[0] = stride;
+  d.data = static_cast<char*>(data);
+  return d;
+}
+
+// Rows [i0, i0 + m) of a tensor description (1-d or 2-d).
+TensorDesc Rows(const TensorDesc& d, int64_t i0, int64_t m) {
+  TensorDesc s = d;
+  s.shape[0] = m;
+  s.data = d.data + i0 * d.strides[0] * DtypeSize(d.dtype);
+  return s;
+}
+
+class LcePlan final : public Plan {
+ public:
+  explicit LcePlan(const Checked& k) : k_(k) {}
+
+  Status Init() {
+    const int64_t n = k_.n, v = k_.c, h = k_.h, nc = k_.chunk;
+    dtype_ = k_.input.dtype;
+    g_dtype_ = dtype_;  // the dtype dlogits are multiplied in
+    rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n));
+    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(v));
+    loss_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
+    zl_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
+    logits_ = booker_.Book<float>(static_cast<uint64_t>(nc * v));
+    if (k_.grads() && dtype_ == ACL_BF16)
+      g16_ = booker_.Book<uint16_t>(static_cast<uint64_t>(nc * v));
+    if (k_.want_weight && k_.grad_weight.dtype != ACL_FLOAT) {
+      dw_acc_ = booker_.Book<float>(static_cast<uint64_t>(v * h));
+    }
+    if (k_.want_bias) db_acc_ = booker_.Book<float>(static_cast<uint64_t>(v));
+    one_ = booker_.Book<float>(1);
+    // The cross-entropy plans' workspace, for a whole chunk and for the last, shorter one.
+    uint64_t sub = 0;
+    for (int64_t m : {std::min(nc, n), n % nc}) {
+      if (m == 0) continue;
+      ce_fwd::Checked f = FwdChunk(0, m, nullptr, nullptr);
+      sub = std::max(sub, ce_fwd::PlanWorkspaceBytes(f));
+      if (k_.grads())
+        sub = std::max(sub, ce_grad::PlanWorkspaceBytes(GradChunk(0, m, nullptr, {})));
+    }
+    sub_ = booker_.Book<unsigned char>(sub);
+    // The products of a whole chunk ([0]) and of the last, shorter one ([1]).
+    uint64_t scratch = 0;
+    if (h > 0) {
+      const TensorDesc& w = k_.linear_weight;
+      for (int which = 0; which < 2; ++which) {
+        const int64_t m = which == 0 ? std::min(nc, n) : n % nc;
+        if (m == 0) continue;
+        const MatrixLayout x{dtype_, m, h, k_.input.strides[0], k_.input.strides[1]};
+        const MatrixLayout wt{dtype_, h, v, w.strides[1], w.strides[0]};
+        const MatrixLayout logits{ACL_FLOAT, m, v, v, 1};
+        ACLNN_RETURN_IF_ERROR(logits_mm_[which].Init(
+            kOp, x, wt, logits, false, k_.has_bias ? k_.linear_bias.dtype : ACL_DT_UNDEFINED,
+            k_.has_bias ? k_.linear_bias.strides[0] : 1));
+        scratch = std::max(scratch, logits_mm_[which].scratchpad_bytes());
+        const MatrixLayout g{g_dtype_, m, v, v, 1};
+        if (k_.want_input) {
+          const TensorDesc& gi = k_.grad_input;
+          ACLNN_RETURN_IF_ERROR(
+              dx_mm_[which].Init(kOp, g, {dtype_, v, h, w.strides[0], w.strides[1]},
+                                 {gi.dtype, m, h, gi.strides[0], gi.strides[1]}, false));
+          scratch = std::max(scratch, dx_mm_[which].scratchpad_bytes());
+        }
+        if (k_.want_weight) {
+          const MatrixLayout gt{g_dtype_, v, m, 1, v};
+          const MatrixLayout dw = dw_acc_.bytes != 0
+                                      ? MatrixLayout{ACL_FLOAT, v, h, h, 1}
+                                      : MatrixLayout{ACL_FLOAT, v, h, k_.grad_weight.strides[0],
+                                                     k_.grad_weight.strides[1]};
+          ACLNN_RETURN_IF_ERROR(dw_mm_[which].Init(kOp, gt, x, dw, true));
+          scratch = std::max(scratch, dw_mm_[which].scratchpad_bytes());
+        }
+      }
+    }
+    scratch_ = booker_.Book<unsigned char>(scratch);
+    return OkStatus();
+  }
+
+  uint64_t workspace_bytes() const override { return booker_.total(); }
+  uint64_t work_bytes() const override { return UINT64_MAX; }  // never inline
+
+  std::string Describe() const override {
+    return StrFormat(
+        "N %lld, H %lld, V %lld, %s, reduction %s, weight %s, bias %s, ls %g, z-loss %g, chunk "
+        "%lld rows, gradients%s%s%s, matmul %s",
+        static_cast<long long>(k_.n), static_cast<long long>(k_.h), static_cast<long long>(k_.c),
+        DtypeName(dtype_), ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no",
+        k_.has_bias ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
+        static_cast<long long>(k_.chunk), k_.want_input ? " input" : "",
+        k_.want_weight ? " weight" : "", k_.want_bias ? " bias" : "", logits_mm_[0].impl());
+  }
+
+  Status Run(void* ws) const override {
+    const int64_t n = k_.n, v = k_.c, h = k_.h;
+    auto* rows = Grant<ce::RowTarget>(ws, rows_);
+    float* w = Grant<float>(ws, weights_);
+    // Every target is checked before anything is written.
+    ce::TargetScan scan;
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.soc, k_.target,
+                                          k_.has_weight ? &k_.weight : nullptr, n, v,
+                                          k_.ignore_index, k_.reduction, w, rows, &scan));
+    double* loss_rows = Grant<double>(ws, loss_rows_);
+    double* zl_rows = Grant<double>(ws, zl_rows_);
+    float* logits = Grant<float>(ws, logits_);
+    uint16_t* g16 = Grant<uint16_t>(ws, g16_);
+    float* dw_acc = Grant<float>(ws, dw_acc_);
+    float* db = Grant<float>(ws, db_acc_);
+    float* one = Grant<float>(ws, one_);
+    *one = 1.0f;
+    void* sub = Grant<unsigned char>(ws, sub_);
+    void* scratch = Grant<unsigned char>(ws, scratch_);
+    float* dw = dw_acc != nullptr ? dw_acc : reinterpret_cast<float*>(k_.grad_weight.data);
+    if (k_.want_weight) ZeroWeightGrad(dw, dw_acc != nullptr);
+    if (db != nullptr) std::fill(db, db + v, 0.0f);
+    const int64_t esz = DtypeSize(dtype_);
+    for (int64_t i0 = 0; i0 < n; i0 += k_.chunk) {
+      const int64_t m = std::min(k_.chunk, n - i0);
+      const int which = m == k_.chunk ? 0 : 1;
+      const char* x = k_.input.data + i0 * k_.input.strides[0] * esz;
+      if (h > 0) {
+        ACLNN_RETURN_IF_ERROR(
+            logits_mm_[which].Run(x, k_.linear_weight.data, logits, k_.linear_bias.data, scratch));
+      } else {
+        BiasOnly(logits, m);
+      }
+      ACLNN_RETURN_IF_ERROR(ce_fwd::RunPlanOnce(FwdChunk(i0, m, logits, loss_rows, zl_rows), sub));
+      if (!k_.grads()) continue;
+      ACLNN_RETURN_IF_ERROR(ce_grad::RunPlanOnce(GradChunk(i0, m, logits, scan, one), sub));
+      const void* g = logits;
+      if (g16 != nullptr) {
+        ParallelFor(m, NumThreads(), 1, [&](int, int64_t b, int64_t e) {
+          ScatterF32(ACL_BF16, ACL_BF16, logits + b * v, reinterpret_cast<char*>(g16 + b * v), 1,
+                     (e - b) * v);
+        });
+        g = g16;
+      }
+      if (k_.want_input) {
+        char* gi = k_.grad_input.data + i0 * k_.grad_input.strides[0] * esz;
+        ACLNN_RETURN_IF_ERROR(dx_mm_[which].Run(g, k_.linear_weight.data, gi, nullptr, scratch));
+      }
+      if (k_.want_weight) ACLNN_RETURN_IF_ERROR(dw_mm_[which].Run(g, x, dw, nullptr, scratch));
+      if (db != nullptr) AddColumnSums(logits, m, db);
+    }
+    WriteLoss(loss_rows, zl_rows, scan);
+    if (dw_acc != nullptr) {
+      const TensorDesc& gw = k_.grad_weight;
+      const int64_t gsz = DtypeSize(gw.dtype);
+      ParallelFor(v, NumThreads(), 64, [&](int, int64_t b, int64_t e) {
+        for (int64_t j = b; j < e; ++j) {
+          ScatterF32(gw.dtype, gw.dtype, dw_acc + j * h, gw.data + j * gw.strides[0] * gsz,
+                     gw.strides[1], h);
+        }
+      });
+    }
+    if (db != nullptr) {
+      ScatterF32(k_.grad_bias.dtype, k_.grad_bias.dtype, db, k_.grad_bias.data,
+                 k_.grad_bias.strides[0], v);
+    }
+    return OkStatus();
+  }
+
+ private:
+  // The lean forward of rows [i0, i0 + m) on their fp32 logits: per-row losses (reduction
+  // "none", in double) and z-loss terms into the row buffers, lse into lseOut.
+  ce_fwd::Checked FwdChunk(int64_t i0, int64_t m, float* logits, double* loss_rows,
+                           double* zl_rows = nullptr) const {
+    ce_fwd::Checked f;
+    static_cast<ce::Common&>(f) = k_;
+    f.reduction = ce::Reduction::kNone;
+    f.n = m;
+    f.target = Rows(k_.target, i0, m);
+    f.input.dtype = ACL_FLOAT;
+    f.input.rank = 2;
+    f.input.shape[0] = m;
+    f.input.shape[1] = k_.c;
+    f.input.strides[0] = k_.c;
+    f.input.strides[1] = 1;
+    f.input.data = reinterpret_cast<char*>(logits);
+    f.loss = Vector(ACL_DOUBLE, m, loss_rows != nullptr ? loss_rows + i0 : nullptr);
+    f.zloss = Vector(ACL_DOUBLE, m, zl_rows != nullptr ? zl_rows + i0 : nullptr);
+    f.lse = Rows(k_.lse, i0, m);
+    f.return_zloss = true;
+    f.op = kOp;
+    f.lean = true;
+    return f;
+  }
+
+  // The gradient of rows [i0, i0 + m) from their logits, in place, with the whole batch's
+  // divisors for "mean".
+  ce_grad::Checked GradChunk(int64_t i0, int64_t m, float* logits, const ce::TargetScan& scan,
+                             float* one = nullptr) const {
+    ce_grad::Checked g;
+    static_cast<ce::Common&>(g) = k_;
+    g.n = m;
+    g.target = Rows(k_.target, i0, m);
+    const ce_fwd::Checked f = FwdChunk(i0, m, logits, nullptr);
+    g.log_prob = f.input;
+    g.out = f.input;
+    g.lse = f.lse;
+    if (k_.has_grad_loss) {
+      g.grad_loss = k_.reduction == ce::Reduction::kNone ? Rows(k_.grad_loss, i0, m) : k_.grad_loss;
+    } else {
+      g.grad_loss = Vector(ACL_FLOAT, 1, one, 0);  // all ones
+    }
+    g.from_logits = true;
+    g.op = kOp;
+    g.has_batch_divisors = true;
+    g.batch_d = scan.d;
+    g.batch_m = scan.m;
+    return g;
+  }
+
+  void ZeroWeightGrad(float* dw, bool contiguous) const {
+    const int64_t v = k_.c, h = k_.h;
+    const TensorDesc& gw = k_.grad_weight;
+    ParallelFor(v, NumThreads(), 64, [&](int, int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) {
+        if (contiguous || gw.strides[1] == 1) {
+          float* row = dw + j * (contiguous ? h : gw.strides[0]);
+          std::fill(row, row + h, 0.0f);
+        } else {
+          for (int64_t i = 0; i < h; ++i) dw[j * gw.strides[0] + i * gw.strides[1]] = 0.0f;
+        }
+      }
+    });
+  }
+
+  // H == 0: every logit is the bias (or 0).
+  void BiasOnly(float* logits, int64_t m) const {
+    for (int64_t j = 0; j < k_.c; ++j) {
+      const float b =
+          k_.has_bias ? static_cast<float>(LoadAsDouble(k_.linear_bias.dtype, k_.linear_bias.data,
+                                                        j * k_.linear_bias.strides[0]))
+                      : 0.0f;
+      for (int64_t i = 0; i < m; ++i) logits[i * k_.c + j] = b;
+    }
+  }
+
+  // db[j] += sum over the chunk's rows of g[i][j], rows in order (the same bits for any
+  // thread count: columns are split, not rows).
+  void AddColumnSums(const float* g, int64_t m, float* db) const {
+    const int64_t v = k_.c;
+    ParallelFor(v, NumThreads(), 4096, [&](int, int64_t b, int64_t e) {
+      for (int64_t i = 0; i < m; ++i) {
+        const float* row = g + i * v;
+        for (int64_t j = b; j < e; ++j) db[j] += row[j];
+      }
+    });
+  }
+
+  void WriteLoss(const double* loss_rows, const double* zl_rows, const ce::TargetScan& scan) const {
+    const TensorDesc& l = k_.loss;
+    if (k_.reduction == ce::Reduction::kNone) {
+      for (int64_t i = 0; i < k_.n; ++i)
+        StoreFromDouble(l.dtype, l.data, i * l.strides[0], loss_rows[i]);
+      return;
+    }
+    double total = 0.0, zl = 0.0;
+    for (int64_t i = 0; i < k_.n; ++i) {
+      total += loss_rows[i];
+      zl += zl_rows[i];
+    }
+    const double loss =
+        k_.reduction == ce::Reduction::kSum ? total : (total - zl) / scan.d + zl / scan.m;
+    StoreFromDouble(l.dtype, l.data, 0, loss);
+  }
+
+  const Checked k_;
+  aclDataType dtype_ = ACL_FLOAT, g_dtype_ = ACL_FLOAT;
+  Matmul logits_mm_[2], dx_mm_[2], dw_mm_[2];
+  WorkspaceBooker booker_;
+  WorkspaceBooking rows_, weights_, loss_rows_, zl_rows_, logits_, g16_, dw_acc_, db_acc_, one_,
+      sub_, scratch_;
+};
+
+}  // namespace
+
+Status MakePlan(const Checked& c, std::unique_ptr<Plan>* plan) {
+  auto p = std::make_unique<LcePlan>(c);
+  ACLNN_RETURN_IF_ERROR(p->Init());
+  *plan = std::move(p);
+  return OkStatus();
+}
+
+}  // namespace lce
+}  // namespace aclnn_cpu
