@@ -28,7 +28,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   $SUDO dpkg --add-architecture arm64
 fi
 bash scripts/install-deps.sh g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libgtest-dev:arm64 \
-  libgomp1:arm64 libstdc++6:arm64 libdnnl-dev:arm64
+  libgomp1:arm64 libstdc++6:arm64 libdnnl2:arm64
 
 dir=build-aarch64
 start=$(date +%s)

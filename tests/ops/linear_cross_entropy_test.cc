@@ -12,6 +12,7 @@
 #include "acl/acl.h"
 #include "aclnn_cpu/aclnn_cpu_ext.h"
 #include "device_tensor.h"
+#include "ops/linear_cross_entropy/plan.h"
 #include "reference.h"
 #include "run_op.h"
 #include "tolerance.h"
@@ -204,6 +205,34 @@ TEST(LinearCrossEntropy, EdgeShapes) {
   k.grad_weight_dtype = ACL_FLOAT;  // fp32 weight gradient for BF16 operands
   k.dtype = ACL_BF16;
   Check(k);
+}
+
+// BF16 through f32 products on converted blocks (machines whose oneDNN has no BF16 product:
+// AArch64 without BF16, x86 without AVX512_CORE), forced here so every machine tests it.
+TEST(LinearCrossEntropy, Bf16WithF32Products) {
+  aclnn_cpu::lce::SetForceF32Products(true);
+  for (const char* red : {"none", "mean", "sum"}) {
+    Case k;
+    k.dtype = ACL_BF16;
+    k.reduction = red;
+    k.weight = k.bias = true;
+    k.ls = 0.1;
+    k.z = 1e-3;
+    k.chunk = 7;
+    Check(k);
+    k.layout = Layout::kTransposed;
+    Check(k);
+    k.grad_weight_dtype = ACL_FLOAT;
+    Check(k);
+  }
+  Case k;
+  k.dtype = ACL_BF16;
+  k.v = 9000;  // more than one vocabulary block
+  k.n = 5;
+  k.h = 8;
+  k.bias = true;
+  Check(k);
+  aclnn_cpu::lce::SetForceF32Products(false);
 }
 
 TEST(LinearCrossEntropy, EmptyBatch) {

@@ -97,5 +97,15 @@ Status Matmul::Run(const void* a, const void* b, void* c, const void* bias,
   }
 }
 
+Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return OkStatus();
+  const dnnl_status_t st =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  if (st == dnnl_success) return OkStatus();
+  return MakeError(ACLNN_ERR_RUNTIME_ERROR, "the BLAS (oneDNN) sgemm failed (status %d).",
+                   static_cast<int>(st));
+}
+
 }  // namespace lce
 }  // namespace aclnn_cpu

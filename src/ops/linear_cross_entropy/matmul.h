@@ -39,6 +39,12 @@ class Matmul {
   std::shared_ptr<Impl> impl_;
 };
 
+// c (m x n, row stride ldc) = a * b (+ beta * c), all f32 and row-major, a m x k (or k x m
+// when ta), b k x n (or n x k when tb): oneDNN's sgemm, for the BF16 operands of a machine
+// without a BF16 matrix product (converted to f32 a block at a time).
+Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
 }  // namespace lce
 }  // namespace aclnn_cpu
 

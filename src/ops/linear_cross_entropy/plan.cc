@@ -1,6 +1,7 @@
 #include "ops/linear_cross_entropy/plan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -37,6 +38,13 @@ Status CheckMatrix(const char* name, const aclTensor* t, const char* want) {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<bool> g_force_f32_products{false};
+}  // namespace
+
+void SetForceF32Products(bool on) { g_force_f32_products.store(on); }
+bool ForceF32Products() { return g_force_f32_products.load(); }
 
 int64_t AutoChunkRows(int64_t n, int64_t v, aclDataType dtype) {
   if (n <= 0 || v <= 0) return 1;
@@ -194,19 +202,30 @@ class LcePlan final : public Plan {
   Status Init() {
     const int64_t n = k_.n, v = k_.c, h = k_.h, nc = k_.chunk;
     dtype_ = k_.input.dtype;
-    g_dtype_ = dtype_;  // the dtype dlogits are multiplied in
+    // BF16 operands where oneDNN has no BF16 product (no AVX512_BF16/AVX512_CORE, AArch64
+    // without BF16), or when tests force it: f32 products on operands converted a block at a
+    // time (docs/large_vocab.md).
+    if (h > 0 && n > 0) ACLNN_RETURN_IF_ERROR(CreateProducts());
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(n));
     if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(v));
     loss_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
     zl_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
     logits_ = booker_.Book<float>(static_cast<uint64_t>(nc * v));
-    if (k_.grads() && dtype_ == ACL_BF16)
+    if (k_.grads() && dtype_ == ACL_BF16 && !f32_products_) {
       g16_ = booker_.Book<uint16_t>(static_cast<uint64_t>(nc * v));
-    if (k_.want_weight && k_.grad_weight.dtype != ACL_FLOAT) {
+    }
+    if (k_.want_weight &&
+        (k_.grad_weight.dtype != ACL_FLOAT || (f32_products_ && k_.grad_weight.strides[1] != 1))) {
       dw_acc_ = booker_.Book<float>(static_cast<uint64_t>(v * h));
     }
     if (k_.want_bias) db_acc_ = booker_.Book<float>(static_cast<uint64_t>(v));
     one_ = booker_.Book<float>(1);
+    if (f32_products_) {
+      xf_ = booker_.Book<float>(static_cast<uint64_t>(nc * h));
+      wf_ = booker_.Book<float>(static_cast<uint64_t>(std::min(v, kVocabBlock) * h));
+      if (k_.want_input) gxf_ = booker_.Book<float>(static_cast<uint64_t>(nc * h));
+      if (k_.has_bias) bf_ = booker_.Book<float>(static_cast<uint64_t>(v));
+    }
     // The cross-entropy plans' workspace, for a whole chunk and for the last, shorter one.
     uint64_t sub = 0;
     for (int64_t m : {std::min(nc, n), n % nc}) {
@@ -217,40 +236,56 @@ class LcePlan final : public Plan {
         sub = std::max(sub, ce_grad::PlanWorkspaceBytes(GradChunk(0, m, nullptr, {})));
     }
     sub_ = booker_.Book<unsigned char>(sub);
-    // The products of a whole chunk ([0]) and of the last, shorter one ([1]).
     uint64_t scratch = 0;
-    if (h > 0) {
-      const TensorDesc& w = k_.linear_weight;
-      for (int which = 0; which < 2; ++which) {
-        const int64_t m = which == 0 ? std::min(nc, n) : n % nc;
-        if (m == 0) continue;
-        const MatrixLayout x{dtype_, m, h, k_.input.strides[0], k_.input.strides[1]};
-        const MatrixLayout wt{dtype_, h, v, w.strides[1], w.strides[0]};
-        const MatrixLayout logits{ACL_FLOAT, m, v, v, 1};
-        ACLNN_RETURN_IF_ERROR(logits_mm_[which].Init(
-            kOp, x, wt, logits, false, k_.has_bias ? k_.linear_bias.dtype : ACL_DT_UNDEFINED,
-            k_.has_bias ? k_.linear_bias.strides[0] : 1));
-        scratch = std::max(scratch, logits_mm_[which].scratchpad_bytes());
-        const MatrixLayout g{g_dtype_, m, v, v, 1};
-        if (k_.want_input) {
-          const TensorDesc& gi = k_.grad_input;
-          ACLNN_RETURN_IF_ERROR(
-              dx_mm_[which].Init(kOp, g, {dtype_, v, h, w.strides[0], w.strides[1]},
-                                 {gi.dtype, m, h, gi.strides[0], gi.strides[1]}, false));
-          scratch = std::max(scratch, dx_mm_[which].scratchpad_bytes());
-        }
-        if (k_.want_weight) {
-          const MatrixLayout gt{g_dtype_, v, m, 1, v};
-          const MatrixLayout dw = dw_acc_.bytes != 0
-                                      ? MatrixLayout{ACL_FLOAT, v, h, h, 1}
-                                      : MatrixLayout{ACL_FLOAT, v, h, k_.grad_weight.strides[0],
-                                                     k_.grad_weight.strides[1]};
-          ACLNN_RETURN_IF_ERROR(dw_mm_[which].Init(kOp, gt, x, dw, true));
-          scratch = std::max(scratch, dw_mm_[which].scratchpad_bytes());
-        }
-      }
+    for (const Matmul* mm :
+         {&logits_mm_[0], &logits_mm_[1], &dx_mm_[0], &dx_mm_[1], &dw_mm_[0], &dw_mm_[1]}) {
+      scratch = std::max(scratch, mm->scratchpad_bytes());
     }
     scratch_ = booker_.Book<unsigned char>(scratch);
+    return OkStatus();
+  }
+
+  // The products of a whole chunk ([0]) and of the last, shorter one ([1]), or the decision to
+  // use f32 products on converted BF16 operands.
+  Status CreateProducts() {
+    const int64_t n = k_.n, v = k_.c, h = k_.h, nc = k_.chunk;
+    const bool bf16 = dtype_ == ACL_BF16;
+    if (bf16 && ForceF32Products()) {
+      f32_products_ = true;
+      return OkStatus();
+    }
+    const TensorDesc& w = k_.linear_weight;
+    for (int which = 0; which < 2; ++which) {
+      const int64_t m = which == 0 ? std::min(nc, n) : n % nc;
+      if (m == 0) continue;
+      const MatrixLayout x{dtype_, m, h, k_.input.strides[0], k_.input.strides[1]};
+      const MatrixLayout wt{dtype_, h, v, w.strides[1], w.strides[0]};
+      const MatrixLayout logits{ACL_FLOAT, m, v, v, 1};
+      const Status st = logits_mm_[which].Init(
+          kOp, x, wt, logits, false, k_.has_bias ? k_.linear_bias.dtype : ACL_DT_UNDEFINED,
+          k_.has_bias ? k_.linear_bias.strides[0] : 1);
+      if (!st.ok() && bf16 && st.code == ACLNN_ERR_INNER_FIND_KERNEL_ERROR) {
+        logits_mm_[0] = logits_mm_[1] = Matmul();
+        f32_products_ = true;
+        return OkStatus();
+      }
+      ACLNN_RETURN_IF_ERROR(st);
+      const MatrixLayout g{dtype_, m, v, v, 1};
+      if (k_.want_input) {
+        const TensorDesc& gi = k_.grad_input;
+        ACLNN_RETURN_IF_ERROR(dx_mm_[which].Init(kOp, g, {dtype_, v, h, w.strides[0], w.strides[1]},
+                                                 {gi.dtype, m, h, gi.strides[0], gi.strides[1]},
+                                                 false));
+      }
+      if (k_.want_weight) {
+        const MatrixLayout gt{dtype_, v, m, 1, v};
+        const bool acc = k_.grad_weight.dtype != ACL_FLOAT;
+        const MatrixLayout dw = acc ? MatrixLayout{ACL_FLOAT, v, h, h, 1}
+                                    : MatrixLayout{ACL_FLOAT, v, h, k_.grad_weight.strides[0],
+                                                   k_.grad_weight.strides[1]};
+        ACLNN_RETURN_IF_ERROR(dw_mm_[which].Init(kOp, gt, x, dw, true));
+      }
+    }
     return OkStatus();
   }
 
@@ -265,7 +300,8 @@ class LcePlan final : public Plan {
         DtypeName(dtype_), ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no",
         k_.has_bias ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
         static_cast<long long>(k_.chunk), k_.want_input ? " input" : "",
-        k_.want_weight ? " weight" : "", k_.want_bias ? " bias" : "", logits_mm_[0].impl());
+        k_.want_weight ? " weight" : "", k_.want_bias ? " bias" : "",
+        f32_products_ ? "f32 sgemm on converted BF16 blocks" : logits_mm_[0].impl());
   }
 
   Status Run(void* ws) const override {
@@ -295,15 +331,23 @@ class LcePlan final : public Plan {
       const int64_t m = std::min(k_.chunk, n - i0);
       const int which = m == k_.chunk ? 0 : 1;
       const char* x = k_.input.data + i0 * k_.input.strides[0] * esz;
-      if (h > 0) {
+      if (h == 0) {
+        BiasOnly(logits, m);
+      } else if (f32_products_) {
+        ACLNN_RETURN_IF_ERROR(F32Logits(ws, x, m, logits));
+      } else {
         ACLNN_RETURN_IF_ERROR(
             logits_mm_[which].Run(x, k_.linear_weight.data, logits, k_.linear_bias.data, scratch));
-      } else {
-        BiasOnly(logits, m);
       }
       ACLNN_RETURN_IF_ERROR(ce_fwd::RunPlanOnce(FwdChunk(i0, m, logits, loss_rows, zl_rows), sub));
       if (!k_.grads()) continue;
       ACLNN_RETURN_IF_ERROR(ce_grad::RunPlanOnce(GradChunk(i0, m, logits, scan, one), sub));
+      if (db != nullptr) AddColumnSums(logits, m, db);
+      if (h == 0) continue;
+      if (f32_products_) {
+        ACLNN_RETURN_IF_ERROR(F32Gradients(ws, i0, m, logits, dw));
+        continue;
+      }
       const void* g = logits;
       if (g16 != nullptr) {
         ParallelFor(m, NumThreads(), 1, [&](int, int64_t b, int64_t e) {
@@ -317,7 +361,6 @@ class LcePlan final : public Plan {
         ACLNN_RETURN_IF_ERROR(dx_mm_[which].Run(g, k_.linear_weight.data, gi, nullptr, scratch));
       }
       if (k_.want_weight) ACLNN_RETURN_IF_ERROR(dw_mm_[which].Run(g, x, dw, nullptr, scratch));
-      if (db != nullptr) AddColumnSums(logits, m, db);
     }
     WriteLoss(loss_rows, zl_rows, scan);
     if (dw_acc != nullptr) {
@@ -388,6 +431,74 @@ class LcePlan final : public Plan {
     return g;
   }
 
+  // f32 copies of rows [r0, r0 + m) of a BF16 matrix into dst (m x cols, contiguous).
+  static void RowsToF32(const TensorDesc& d, int64_t r0, int64_t m, int64_t cols, float* dst) {
+    const int64_t esz = DtypeSize(d.dtype);
+    ParallelFor(m, NumThreads(), 16, [&](int, int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        GatherF32(d.dtype, d.dtype, d.data + (r0 + r) * d.strides[0] * esz, d.strides[1], cols,
+                  dst + r * cols);
+      }
+    });
+  }
+
+  // The logits of rows x (m of them) with f32 products, the weight a vocabulary block at a time.
+  Status F32Logits(void* ws, const char* x, int64_t m, float* logits) const {
+    const int64_t v = k_.c, h = k_.h;
+    float* xf = Grant<float>(ws, xf_);
+    float* wf = Grant<float>(ws, wf_);
+    TensorDesc xd = k_.input;
+    xd.data = const_cast<char*>(x);
+    RowsToF32(xd, 0, m, h, xf);
+    for (int64_t v0 = 0; v0 < v; v0 += kVocabBlock) {
+      const int64_t vl = std::min(kVocabBlock, v - v0);
+      RowsToF32(k_.linear_weight, v0, vl, h, wf);
+      ACLNN_RETURN_IF_ERROR(Sgemm(false, true, m, vl, h, xf, h, wf, h, 0.0f, logits + v0, v));
+    }
+    if (k_.has_bias) {
+      float* bf = Grant<float>(ws, bf_);
+      GatherF32(k_.linear_bias.dtype, k_.linear_bias.dtype, k_.linear_bias.data,
+                k_.linear_bias.strides[0], v, bf);
+      ParallelFor(m, NumThreads(), 1, [&](int, int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          for (int64_t j = 0; j < v; ++j) logits[i * v + j] += bf[j];
+        }
+      });
+    }
+    return OkStatus();
+  }
+
+  // The input's and the weight's gradients of rows [i0, i0 + m) from their f32 dlogits g, with
+  // f32 products (xf still holds the rows' input from F32Logits).
+  Status F32Gradients(void* ws, int64_t i0, int64_t m, const float* g, float* dw) const {
+    const int64_t v = k_.c, h = k_.h;
+    const float* xf = Grant<float>(ws, xf_);
+    float* wf = Grant<float>(ws, wf_);
+    float* gx = Grant<float>(ws, gxf_);
+    const int64_t ldw = dw_acc_.bytes != 0 ? h : k_.grad_weight.strides[0];
+    for (int64_t v0 = 0; v0 < v; v0 += kVocabBlock) {
+      const int64_t vl = std::min(kVocabBlock, v - v0);
+      RowsToF32(k_.linear_weight, v0, vl, h, wf);
+      if (k_.want_input) {
+        ACLNN_RETURN_IF_ERROR(
+            Sgemm(false, false, m, h, vl, g + v0, v, wf, h, v0 == 0 ? 0.0f : 1.0f, gx, h));
+      }
+      if (k_.want_weight) {
+        ACLNN_RETURN_IF_ERROR(
+            Sgemm(true, false, vl, h, m, g + v0, v, xf, h, 1.0f, dw + v0 * ldw, ldw));
+      }
+    }
+    if (k_.want_input) {
+      const TensorDesc& gi = k_.grad_input;
+      const int64_t esz = DtypeSize(gi.dtype);
+      for (int64_t r = 0; r < m; ++r) {
+        ScatterF32(gi.dtype, gi.dtype, gx + r * h, gi.data + (i0 + r) * gi.strides[0] * esz,
+                   gi.strides[1], h);
+      }
+    }
+    return OkStatus();
+  }
+
   void ZeroWeightGrad(float* dw, bool contiguous) const {
     const int64_t v = k_.c, h = k_.h;
     const TensorDesc& gw = k_.grad_weight;
@@ -443,12 +554,16 @@ class LcePlan final : public Plan {
     StoreFromDouble(l.dtype, l.data, 0, loss);
   }
 
+  // Weight rows converted to f32 at a time on the f32-products path (2 MiB per 128 of H).
+  static constexpr int64_t kVocabBlock = 4096;
+
   const Checked k_;
-  aclDataType dtype_ = ACL_FLOAT, g_dtype_ = ACL_FLOAT;
+  aclDataType dtype_ = ACL_FLOAT;
+  bool f32_products_ = false;
   Matmul logits_mm_[2], dx_mm_[2], dw_mm_[2];
   WorkspaceBooker booker_;
   WorkspaceBooking rows_, weights_, loss_rows_, zl_rows_, logits_, g16_, dw_acc_, db_acc_, one_,
-      sub_, scratch_;
+      sub_, scratch_, xf_, wf_, gxf_, bf_;
 };
 
 }  // namespace

@@ -40,6 +40,12 @@ struct Checked : ce::Common {  // c: the vocabulary V
 // least 64 rows (fewer only when N is smaller).
 int64_t AutoChunkRows(int64_t n, int64_t v, aclDataType dtype);
 
+// Tests: plans made while this is on compute BF16 operands with f32 products on converted
+// blocks, the path of machines whose oneDNN has no BF16 product (AArch64 without BF16, x86
+// without AVX512_CORE), so that both paths are tested on every machine.
+void SetForceF32Products(bool on);
+bool ForceF32Products();
+
 Status Validate(const Args& a, Checked* c);
 // Creates the matrix-product primitives (which may fail: 561003 where oneDNN has no kernel).
 Status MakePlan(const Checked& c, std::unique_ptr<Plan>* plan);
