@@ -89,6 +89,43 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropy(void *workspace, uint
                                                            aclOpExecutor *executor,
                                                            aclrtStream stream);
 
+/* Vocabulary-parallel cross-entropy (docs/large_vocab.md): each process holds the logits of a
+ * shard of the classes, columns [classOffset, classOffset + Vs) of numClasses, and every
+ * process the whole target (N,) and class weights (numClasses,).
+ *
+ * Statistics of a shard, for the processes to combine (aclnn_cpu.torch does it with
+ * torch.distributed all-reduces): lseOut (N,) FLOAT, the log-sum-exp of each row's shard;
+ * targetLogitOut (N,) FLOAT, the logit of the row's target class where the target falls in
+ * the shard and the row is not ignored, else 0; weightedSumOut (N,) FLOAT, sum_j w_j x_j over
+ * the shard's classes (w_j = 1 without weights), the label-smoothing term's part. logits (N, Vs):
+ * FLOAT, FLOAT16 or BF16. Targets out of [0, numClasses) (and not ignored) are reported as by
+ * aclnnCrossEntropyLoss. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyShardStatsGetWorkspaceSize(
+    const aclTensor *logits, const aclTensor *target, const aclTensor *weightOptional,
+    int64_t ignoreIndex, int64_t classOffset, int64_t numClasses, const aclTensor *lseOut,
+    const aclTensor *targetLogitOut, const aclTensor *weightedSumOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyShardStats(void *workspace,
+                                                               uint64_t workspaceSize,
+                                                               aclOpExecutor *executor,
+                                                               aclrtStream stream);
+
+/* The gradient of a shard's logits given the global lse (N,) FLOAT:
+ * aclnnCpuCrossEntropyLossGradFromLogits over the whole vocabulary, restricted to the shard's
+ * columns. target and weightOptional (numClasses,) are the whole vocabulary's, so the mean's
+ * divisor and the label-smoothing terms are the single-process ones; out (N, Vs) may be logits
+ * itself (in place). */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradShardGetWorkspaceSize(
+    const aclTensor *gradLoss, const aclTensor *logits, const aclTensor *target,
+    const aclTensor *weightOptional, const aclTensor *gradZlossOptional, const aclTensor *lse,
+    char *reductionOptional, int64_t ignoreIndex, double labelSmoothing,
+    double lseSquareScaleForZloss, int64_t classOffset, int64_t numClasses, const aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradShard(void *workspace,
+                                                                  uint64_t workspaceSize,
+                                                                  aclOpExecutor *executor,
+                                                                  aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,4 +62,35 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogits(void* wor
   return RunPhase2(ce_grad::kFromLogitsOp, workspace, workspaceSize, executor, stream);
 }
 
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradShardGetWorkspaceSize(
+    const aclTensor* gradLoss, const aclTensor* logits, const aclTensor* target,
+    const aclTensor* weightOptional, const aclTensor* gradZlossOptional, const aclTensor* lse,
+    char* reductionOptional, int64_t ignoreIndex, double labelSmoothing,
+    double lseSquareScaleForZloss, int64_t classOffset, int64_t numClasses, const aclTensor* out,
+    uint64_t* workspaceSize, aclOpExecutor** executor) {
+  ce_grad::Args args{gradLoss,
+                     logits,
+                     target,
+                     weightOptional,
+                     gradZlossOptional,
+                     lse,
+                     reductionOptional,
+                     ignoreIndex,
+                     labelSmoothing,
+                     lseSquareScaleForZloss,
+                     out,
+                     true};
+  args.shard = true;
+  args.class_offset = classOffset;
+  args.num_classes = numClasses;
+  return Phase1(args.op(), args, ce_grad::Validate, ce_grad::MakePlan, workspaceSize, executor);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradShard(void* workspace,
+                                                                  uint64_t workspaceSize,
+                                                                  aclOpExecutor* executor,
+                                                                  aclrtStream stream) {
+  return RunPhase2(ce_grad::kShardOp, workspace, workspaceSize, executor, stream);
+}
+
 }  // extern "C"

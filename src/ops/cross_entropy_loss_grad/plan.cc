@@ -45,9 +45,40 @@ Status Validate(const Args& a, Checked* out) {
   }
   ce::Reduction r;
   int64_t n, c;
-  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, lp_name, a.log_prob, a.target,
-                                                      a.weight, a.reduction, a.label_smoothing,
-                                                      a.zloss_scale, a.grad_loss, &r, &n, &c));
+  if (a.shard) {
+    // The rules against the whole vocabulary (targets, weight), then the shard's place in it.
+    if (a.num_classes < 1 || a.class_offset < 0 || a.class_offset >= a.num_classes) {
+      return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%s: classOffset %lld and numClasses %lld do not describe a shard "
+                       "(expected 0 <= classOffset < numClasses).",
+                       kOp, static_cast<long long>(a.class_offset),
+                       static_cast<long long>(a.num_classes));
+    }
+    if (Rank(a.log_prob) != 2) {
+      return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%s: logits has shape %s but must be 2-d (N, Vs).", kOp,
+                       ShapeString(a.log_prob).c_str());
+    }
+    const int64_t rows_n = a.log_prob->shape[0];
+    const aclTensor whole{
+        a.log_prob->dtype,        ACL_FORMAT_ND,   {rows_n, a.num_classes}, {a.num_classes, 1}, 0,
+        {rows_n * a.num_classes}, a.log_prob->data};
+    ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(
+        kOp, soc, "logits (the whole vocabulary)", &whole, a.target, a.weight, a.reduction,
+        a.label_smoothing, a.zloss_scale, a.grad_loss, &r, &n, &c));
+    c = a.log_prob->shape[1];
+    if (a.class_offset + c > a.num_classes) {
+      return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%s: logits has %lld classes from classOffset %lld, beyond numClasses "
+                       "%lld.",
+                       kOp, static_cast<long long>(c), static_cast<long long>(a.class_offset),
+                       static_cast<long long>(a.num_classes));
+    }
+  } else {
+    ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, lp_name, a.log_prob, a.target,
+                                                        a.weight, a.reduction, a.label_smoothing,
+                                                        a.zloss_scale, a.grad_loss, &r, &n, &c));
+  }
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradLoss", a.grad_loss, r, n));
   // Where the NPU ignores the z-loss arguments (after their dtype checks), so do we.
@@ -57,7 +88,8 @@ Status Validate(const Args& a, Checked* out) {
   if (grad_zloss != nullptr) {
     ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", grad_zloss, r, n));
   }
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "out", a.out, {n, c}, "(N, C)", kTiling));
+  ACLNN_RETURN_IF_ERROR(
+      CheckShapeIs(kOp, "out", a.out, {n, c}, a.shard ? "(N, Vs)" : "(N, C)", kTiling));
   const bool use_lse = zloss_scale != 0.0 || logits;
   if (use_lse) {
     if (a.lse == nullptr) {
@@ -99,6 +131,10 @@ Status Validate(const Args& a, Checked* out) {
   if (use_lse) out->lse = DescribeTensor(a.lse);
   out->from_logits = logits;
   out->op = kOp;
+  if (a.shard) {
+    out->class_offset = a.class_offset;
+    out->total_classes = a.num_classes;
+  }
   return OkStatus();
 }
 
@@ -122,6 +158,8 @@ class CeGradPlan final : public Plan {
  public:
   explicit CeGradPlan(const Checked& a)
       : k_(a), lp_(a.log_prob), out_(a.out), grad_(a.grad_loss), gz_(a.grad_zloss), lse_(a.lse) {
+    offset_ = a.class_offset;
+    classes_ = a.total_classes > 0 ? a.total_classes : k_.c;
     batch_.has_batch_divisors = a.has_batch_divisors;
     batch_.batch_d = a.batch_d;
     batch_.batch_m = a.batch_m;
@@ -136,7 +174,7 @@ class CeGradPlan final : public Plan {
               static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= kStreamingOutputBytes;
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
     coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(k_.n));
-    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(k_.c));
+    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(classes_));
     if (!contiguous_) {
       scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(k_.c));
     }
@@ -162,22 +200,25 @@ class CeGradPlan final : public Plan {
   Status Run(void* workspace) const override {
     auto* rows = Grant<ce::RowTarget>(workspace, rows_);
     auto* coef = Grant<RowCoef>(workspace, coef_);
-    float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
+    float* const all_w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
     ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.soc, k_.target,
-                                          k_.has_weight ? &k_.weight : nullptr, k_.n, k_.c,
-                                          k_.ignore_index, k_.reduction, w, rows, &scan));
+                                          k_.has_weight ? &k_.weight : nullptr, k_.n, classes_,
+                                          k_.ignore_index, k_.reduction, all_w, rows, &scan));
+    // This shard's classes (all of them unless sharded).
+    const float* w = all_w != nullptr ? all_w + offset_ : nullptr;
     if (batch_.has_batch_divisors) {
       scan.d = batch_.batch_d;
       scan.m = batch_.batch_m;
     }
     const bool none = k_.reduction == ce::Reduction::kNone;
-    const double cinv = 1.0 / static_cast<double>(k_.c);
+    const double cinv = 1.0 / static_cast<double>(classes_);
     for (int64_t i = 0; i < k_.n; ++i) {
       const bool m = rows[i].t >= 0;
       const double g = ScalarAt(grad_, none ? i : 0);
       RowCoef& k = coef[i];
-      k.t = rows[i].t;
+      // The target's column in this shard, or -1 (ignored, or another shard's class).
+      k.t = rows[i].t >= offset_ && rows[i].t < offset_ + k_.c ? rows[i].t - offset_ : -1;
       k.shift = from_logits_ ? static_cast<float>(ScalarAt(lse_, i)) : 0.0f;
       // Every term carries m_i; evaluated in this order so that D == 0 under "mean" gives
       // inf/NaN exactly as the formula does.
@@ -270,6 +311,7 @@ class CeGradPlan final : public Plan {
   } batch_;
   bool has_gz_ = false, contiguous_ = false, stream_ = false, from_logits_ = false;
   const char* op_ = kOp;
+  int64_t offset_ = 0, classes_ = 0;  // the shard's first class; the vocabulary's classes
   aclDataType dtype_ = ACL_FLOAT;
   RowKernels kernels_;
   int threads_ = 1;

@@ -14,6 +14,9 @@ namespace ce_grad {
 constexpr const char* kOp = "aclnnCrossEntropyLossGrad";
 // The lean backward (extension): logits and their row log-sum-exp in place of logProb.
 constexpr const char* kFromLogitsOp = "aclnnCpuCrossEntropyLossGradFromLogits";
+// The vocabulary-parallel backward (extension): the from-logits gradient of one shard of the
+// classes, [classOffset, classOffset + Vs) of numClasses.
+constexpr const char* kShardOp = "aclnnCpuCrossEntropyLossGradShard";
 
 struct Args {
   const aclTensor* grad_loss;
@@ -30,8 +33,12 @@ struct Args {
   // kFromLogitsOp: log_prob holds the logits, lse (FLOAT, required) their row log-sum-exp, and
   // out may be the logits' own view (in place).
   bool from_logits = false;
+  // kShardOp (implies from_logits): log_prob holds columns [class_offset, class_offset + Vs) of
+  // logits over num_classes classes; target and weight are the whole vocabulary's.
+  bool shard = false;
+  int64_t class_offset = 0, num_classes = 0;
 
-  const char* op() const { return from_logits ? kFromLogitsOp : kOp; }
+  const char* op() const { return shard ? kShardOp : (from_logits ? kFromLogitsOp : kOp); }
 };
 
 // What Validate hands to MakePlan: tensor descriptions and parsed attributes.
@@ -47,6 +54,9 @@ struct Checked : ce::Common {
   // of this slice's own.
   bool has_batch_divisors = false;
   double batch_d = 1.0, batch_m = 1.0;
+  // A shard of the classes (kShardOp): c is the shard's width; targets and weights range over
+  // total_classes, of which the shard starts at class_offset. total_classes 0: c.
+  int64_t class_offset = 0, total_classes = 0;
 };
 
 // The spec's rules in order; on success fills *c.
