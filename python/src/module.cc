@@ -323,20 +323,18 @@ Result Run(size_t op_index, const std::vector<nb::object>& arrays, const std::ve
   return Execute(op.api, phase1, op.phase2, args, threads);
 }
 
-// aclnnCpuLinearCrossEntropy (include/aclnn_cpu/aclnn_cpu_ext.h), outside the operator table
-// (docs/large_vocab.md says why): views[i] is a raw view (address, shape, strides) or None for
-// input, linearWeight, linearBiasOptional, target, weightOptional, gradLossOptional, lossOut,
-// lseOut, gradInputOptional, gradWeightOptional, gradBiasOptional, dtypes[i] its aclDataType.
-// The caller (aclnn_cpu/torch.py) allocates the outputs, which overlap nothing.
-Result LinearCrossEntropy(const std::vector<nb::object>& views, const std::vector<int>& dtypes,
-                          std::optional<std::string> reduction, int64_t ignore_index,
-                          double label_smoothing, double zloss, int64_t chunk_size, int threads) {
-  constexpr size_t kParams = 11;
-  if (views.size() != kParams || dtypes.size() != kParams) {
-    throw nb::value_error("aclnn_cpu: linear_cross_entropy takes 11 views and 11 dtypes.");
+// Raw views (address, shape, strides) or None, with their aclDataTypes, of an extension
+// outside the operator table (docs/large_vocab.md says why); read while the GIL is held.
+std::vector<std::optional<TensorArg>> ParseViews(const char* fn,
+                                                 const std::vector<nb::object>& views,
+                                                 const std::vector<int>& dtypes, size_t count) {
+  if (views.size() != count || dtypes.size() != count) {
+    throw nb::value_error((std::string("aclnn_cpu: ") + fn + " takes " + std::to_string(count) +
+                           " views and as many dtypes.")
+                              .c_str());
   }
-  std::vector<std::optional<TensorArg>> args(kParams);
-  for (size_t i = 0; i < kParams; ++i) {
+  std::vector<std::optional<TensorArg>> args(count);
+  for (size_t i = 0; i < count; ++i) {
     if (views[i].is_none()) continue;
     const nb::tuple view = nb::cast<nb::tuple>(views[i]);
     TensorArg t;
@@ -346,6 +344,17 @@ Result LinearCrossEntropy(const std::vector<nb::object>& views, const std::vecto
     t.dtype = static_cast<aclDataType>(dtypes[i]);
     args[i] = std::move(t);
   }
+  return args;
+}
+
+// aclnnCpuLinearCrossEntropy (include/aclnn_cpu/aclnn_cpu_ext.h): views of input,
+// linearWeight, linearBiasOptional, target, weightOptional, gradLossOptional, lossOut, lseOut,
+// gradInputOptional, gradWeightOptional, gradBiasOptional. The caller (aclnn_cpu/torch.py)
+// allocates the outputs, which overlap nothing.
+Result LinearCrossEntropy(const std::vector<nb::object>& views, const std::vector<int>& dtypes,
+                          std::optional<std::string> reduction, int64_t ignore_index,
+                          double label_smoothing, double zloss, int64_t chunk_size, int threads) {
+  const auto args = ParseViews("linear_cross_entropy", views, dtypes, 11);
   std::string reduction_buffer = reduction.value_or("");
   char* red = reduction ? reduction_buffer.data() : nullptr;
   nb::gil_scoped_release release;
@@ -355,6 +364,38 @@ Result LinearCrossEntropy(const std::vector<nb::object>& views, const std::vecto
         t[6], t[7], t[8], t[9], t[10], ws, ex);
   };
   return Execute("aclnnCpuLinearCrossEntropy", phase1, aclnnCpuLinearCrossEntropy, args, threads);
+}
+
+// aclnnCpuCrossEntropyShardStats: views of logits, target, weightOptional, lseOut,
+// targetLogitOut, weightedSumOut.
+Result ShardStats(const std::vector<nb::object>& views, const std::vector<int>& dtypes,
+                  int64_t ignore_index, int64_t class_offset, int64_t num_classes, int threads) {
+  const auto args = ParseViews("shard_stats", views, dtypes, 6);
+  nb::gil_scoped_release release;
+  const Phase1Fn phase1 = [&](aclTensor* const* t, uint64_t* ws, aclOpExecutor** ex) {
+    return aclnnCpuCrossEntropyShardStatsGetWorkspaceSize(
+        t[0], t[1], t[2], ignore_index, class_offset, num_classes, t[3], t[4], t[5], ws, ex);
+  };
+  return Execute("aclnnCpuCrossEntropyShardStats", phase1, aclnnCpuCrossEntropyShardStats, args,
+                 threads);
+}
+
+// aclnnCpuCrossEntropyLossGradShard: views of gradLoss, logits, target, weightOptional,
+// gradZlossOptional, lse, out (out may be logits' own view: in place).
+Result GradShard(const std::vector<nb::object>& views, const std::vector<int>& dtypes,
+                 std::optional<std::string> reduction, int64_t ignore_index, double label_smoothing,
+                 double zloss, int64_t class_offset, int64_t num_classes, int threads) {
+  const auto args = ParseViews("grad_shard", views, dtypes, 7);
+  std::string reduction_buffer = reduction.value_or("");
+  char* red = reduction ? reduction_buffer.data() : nullptr;
+  nb::gil_scoped_release release;
+  const Phase1Fn phase1 = [&](aclTensor* const* t, uint64_t* ws, aclOpExecutor** ex) {
+    return aclnnCpuCrossEntropyLossGradShardGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], t[5], red, ignore_index, label_smoothing, zloss, class_offset,
+        num_classes, t[6], ws, ex);
+  };
+  return Execute("aclnnCpuCrossEntropyLossGradShard", phase1, aclnnCpuCrossEntropyLossGradShard,
+                 args, threads);
 }
 
 }  // namespace
@@ -369,6 +410,10 @@ NB_MODULE(_C, m) {
   m.def("run", &Run, "One operator call through CANN's two phases; (status, message).");
   m.def("linear_cross_entropy", &LinearCrossEntropy,
         "aclnnCpuLinearCrossEntropy over raw views; (status, message).");
+  m.def("shard_stats", &ShardStats,
+        "aclnnCpuCrossEntropyShardStats over raw views; (status, message).");
+  m.def("grad_shard", &GradShard,
+        "aclnnCpuCrossEntropyLossGradShard over raw views; (status, message).");
   m.def("default_num_threads", &aclnn_cpu::NumThreads,
         "Threads a call uses without a count of its own (ACLNN_CPU_NUM_THREADS, ...).");
   m.def("cpu_target", [] { return std::string(aclnn_cpu::CurrentTargetName()); });
