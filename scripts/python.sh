@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Python package in the project's cached environment (scripts/venv.sh): `pip install .`
 # (an incremental CMake build under build-python/), then the given step:
-#   demo   - the training demo (examples/python/train_demo.py): PyTorch's loss and ours
+#   demo   - the training demos: PyTorch's loss and ours (examples/python/train_demo.py), then a
+#            language-model head with PyTorch's F.linear + F.cross_entropy and with our fused
+#            linear_cross_entropy, losses and peak memory (examples/python/lm_head_demo.py)
 #   test   - the pytest suite (python/tests)
 #   bench  - the loss-step benchmark against PyTorch eager and torch.compile
 #            (bench/python_step_bench.py; extra arguments go to it)
@@ -16,7 +18,10 @@ echo "== [python] pip install . into $venv"
 root=$PWD
 cd "${TMPDIR:-/tmp}"
 case $step in
-  demo) "$venv/bin/python" "$root/examples/python/train_demo.py" "$@" ;;
+  demo)
+    "$venv/bin/python" "$root/examples/python/train_demo.py" "$@"
+    echo "== [python] examples/python/lm_head_demo.py"
+    "$venv/bin/python" "$root/examples/python/lm_head_demo.py" ;;
   test) "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests" "$@" ;;
   bench) "$venv/bin/python" "$root/bench/python_step_bench.py" "$@" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;

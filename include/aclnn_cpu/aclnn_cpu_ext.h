@@ -62,10 +62,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogits(void *wor
 /* The fused linear + cross-entropy (docs/large_vocab.md): the loss of
  * F.cross_entropy(F.linear(input, linearWeight, linearBiasOptional), target, ...) and,
  * optionally, the gradients of input, linearWeight and linearBias, without the (N, V) logits:
- * rows are processed chunkSize at a time (0: an automatic size, at most 1/16 of the logits'
- * bytes), each chunk's logits computed by the BLAS (oneDNN) into the workspace in fp32, reduced
- * to the loss and, when a gradient is asked for, turned into dlogits in place and multiplied
- * back.
+ * rows are processed chunkSize at a time (0: an automatic size, the chunk's buffers at most
+ * 1/16 of the bytes of f32 logits), each chunk's logits computed by the BLAS (oneDNN) into the
+ * workspace in fp32, reduced to the loss and, when a gradient is asked for, turned into dlogits in
+ * place and multiplied back.
  *
  * input (N, H) and linearWeight (V, H): FLOAT or BF16, the same; linearBiasOptional (V,) their
  * dtype; target (N,) INT64 or INT32; weightOptional (V,) FLOAT; reduction, ignoreIndex,

@@ -374,12 +374,13 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,
                          label_smoothing: float = 0.0, *, z_loss_scale: float = 0.0,
                          chunk_size: int = 0, fp32_loss: bool = False) -> Tensor:
     """``F.cross_entropy(F.linear(input, linear_weight, linear_bias), target, weight, ...)``
-    without the (N, V) logits: rows are processed ``chunk_size`` at a time (0: automatic, at
-    most 1/16 of the logits' bytes), the matrix products by oneDNN. input (..., H) and
-    linear_weight (V, H): float32 or bfloat16; the z-loss term (``z_loss_scale``) is part of
-    the loss. With ``reduction`` "mean" or "sum" and a gradient needed, the forward computes the
-    gradients in the same pass (three matrix products in all, as F.linear's forward and
-    backward); with "none" the backward computes the logits again (four)."""
+    without the (N, V) logits: rows are processed ``chunk_size`` at a time (0: automatic, the
+    chunk's buffers at most 1/16 of the bytes of float32 logits), the matrix products by
+    oneDNN. input (..., H) and linear_weight (V, H): float32 or bfloat16; the z-loss term
+    (``z_loss_scale``) is part of the loss. With ``reduction`` "mean" or "sum" and a gradient
+    needed, the forward computes the gradients in the same pass (three matrix products in all,
+    as F.linear's forward and backward); with "none" the backward computes the logits again
+    (four)."""
     _check_cpu("linear_cross_entropy", input, linear_weight, target, linear_bias, weight)
     h = input.shape[-1]
     x = input.reshape(-1, h)

@@ -36,8 +36,8 @@ struct Checked : ce::Common {  // c: the vocabulary V
 };
 
 // Rows per chunk when chunkSize is 0: the chunk's buffers (the fp32 logits and, for BF16, their
-// BF16 copy) take at most 1/16 of the bytes of the (N, V) logits in the input's dtype, and at
-// least 64 rows (fewer only when N is smaller).
+// BF16 copy) take at most 1/16 of the bytes of (N, V) f32 logits, and at least 64 rows (fewer
+// only when N is smaller).
 int64_t AutoChunkRows(int64_t n, int64_t v, aclDataType dtype);
 
 // Tests: plans made while this is on compute BF16 operands with f32 products on converted
