@@ -54,7 +54,7 @@ def run_step(fn, x, w, t):
     x.grad = w.grad = None
     loss = fn(x, w, t)
     loss.backward()
-    return float(loss)
+    return loss.item()
 
 
 def reset_peak():
