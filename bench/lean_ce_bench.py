@@ -4,6 +4,9 @@ one loss step through aclnn_cpu.torch.cross_entropy, time and peak memory.
     cann     - lean=False: the forward writes logProb (N x C), the backward reads it
     lean     - lean=True: the forward keeps only the float32 lse (N), the backward reads logits
     inplace  - lean=True, inplace_backward=True: the gradient overwrites the logits
+    inforward - lean=True, grad_in_forward=True: the gradient computed in the forward's pass
+                (aclnnCpuCrossEntropyLossWithGrad), the backward returns it
+    inforward-inplace - both: one read and one write per element for the whole step
 
 Time: the three interleaved in one process, median per round, median over rounds. Peak memory:
 each path in a fresh process (the peak resident size during one step, VmHWM after resetting
@@ -24,19 +27,24 @@ import sys
 import time
 
 TUNABLE = "glibc.malloc.hugetlb=1"
-PATHS = ("cann", "lean", "inplace")
+PATHS = ("cann", "lean", "inplace", "inforward", "inforward-inplace")
+
+
+def in_place(path):
+    return path in ("inplace", "inforward-inplace")
 
 
 def prepare(x, path):
-    """The logits a step starts from; in place they must be an intermediate (a model's output),
-    made here, outside the timed step."""
-    return (x.detach() * 1).requires_grad_() if path == "inplace" else x
+    """The logits a step starts from; in place they must be an intermediate (a model's output;
+    the in-forward path refuses to overwrite a leaf), made here, outside the timed step."""
+    return (x.detach() * 1).requires_grad_() * 1 if in_place(path) else x
 
 
 def step(at, torch, logits, t, path):
     """One forward + backward; returns the gradient of the logits."""
     loss = at.cross_entropy(logits, t, label_smoothing=0.1, lean=path != "cann",
-                            inplace_backward=path == "inplace")
+                            inplace_backward=in_place(path),
+                            grad_in_forward=path.startswith("inforward"))
     (g,) = torch.autograd.grad(loss, logits)
     return g
 
@@ -71,15 +79,13 @@ def memory_child(shape, dtype, path):
     torch.set_num_threads(2)
     x, t = make(torch, shape, dtype)
     step(at, torch, prepare(x[:8], path), t[:8], path)  # load and initialise on a small problem
-    if path == "inplace":
-        # The logits as a model has them: an intermediate (here a leaf stands for it).
-        x = (x.detach() * 1).requires_grad_()
+    if in_place(path):
+        x = prepare(x, path)  # the logits as a model has them: an intermediate
     reset_peak()
     base = status_bytes("VmRSS:")
-    if path == "inplace":
-        loss = at.cross_entropy(x, t, label_smoothing=0.1, lean=True, inplace_backward=True)
-    else:
-        loss = at.cross_entropy(x, t, label_smoothing=0.1, lean=path == "lean")
+    loss = at.cross_entropy(x, t, label_smoothing=0.1, lean=path != "cann",
+                            inplace_backward=in_place(path),
+                            grad_in_forward=path.startswith("inforward"))
     (g,) = torch.autograd.grad(loss, x)
     print(json.dumps({"extra": status_bytes("VmHWM:") - base, "logits": x.numel() * x.element_size(),
                       "grad_is_logits": g.data_ptr() == x.data_ptr()}))
@@ -144,7 +150,8 @@ def main():
         print(f"| {path} | {ms:.0f} | {ms / 1e3 / cann:.2f}x | {extra / 1e6:.0f} | "
               f"{extra / nv:.3f} |")
     print(f"\none N x C tensor: {nv / 1e6:.0f} MB; in place, the gradient is the logits' memory: "
-          f"{mem['inplace']['grad_is_logits']}")
+          f"{mem['inplace']['grad_is_logits']} (inplace), "
+          f"{mem['inforward-inplace']['grad_is_logits']} (inforward-inplace)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // The lean cross-entropy extensions in the operator table (include/aclnn_cpu/aclnn_cpu_ext.h):
-// aclnnCpuCrossEntropyLossLse (the forward without logProb) and
-// aclnnCpuCrossEntropyLossGradFromLogits (the gradient from the logits and their lse).
+// aclnnCpuCrossEntropyLossLse (the forward without logProb),
+// aclnnCpuCrossEntropyLossGradFromLogits (the gradient from the logits and their lse) and
+// aclnnCpuCrossEntropyLossWithGrad (both in one pass).
 #include <cmath>
 
 #include "aclnn_cpu/aclnn_cpu_ext.h"
@@ -130,6 +131,77 @@ std::vector<Expected> ReferenceGrad(const Problem& p, const Values& in) {
            p.dtype}};
 }
 
+// ---- aclnnCpuCrossEntropyLossWithGrad ----------------------------------------------------------
+
+enum { kWInput, kWTarget, kWWeight, kWGradLoss, kWLossOut, kWZlossOut, kWLseOut, kWGradOut };
+
+std::vector<TensorDecl> DeclareWithGrad(const Problem& p) {
+  const int64_t n = p.shape[0], c = p.shape[1];
+  return {{true, p.dtype, p.shape},
+          {true, p.target_dtype, {p.TargetLength()}},
+          {p.weight, ACL_FLOAT, {c}},
+          {true, p.dtype, ce::LossShape(p)},
+          {true, ACL_FLOAT, ce::LossShape(p)},
+          {true, ACL_FLOAT, ce::LossShape(p)},
+          {true, ACL_FLOAT, {n}},
+          {true, p.dtype, p.shape}};
+}
+
+void FillWithGrad(const Problem& p, std::mt19937_64& rng, Values* v) {
+  (*v)[kWInput] = testing_support::Normal(rng, ref::Numel(p.shape), 0.0, 2.0);
+  (*v)[kWTarget] = ce::Targets(p, rng);
+  if (p.weight) (*v)[kWWeight] = ce::Weights(p, rng);
+  (*v)[kWGradLoss] = Uniform(rng, ref::Numel(ce::LossShape(p)), 0.5, 1.5);
+}
+
+int Phase1WithGrad(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
+  aclTensor* const* t = a.tensors;
+  return aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize(
+      t[kWInput], t[kWTarget], t[kWWeight], t[kWGradLoss], a.reduction, a.ignore_index,
+      a.label_smoothing, a.zloss, a.return_zloss, t[kWLossOut], t[kWZlossOut], t[kWLseOut],
+      t[kWGradOut], ws, ex);
+}
+
+std::vector<Expected> ReferenceWithGrad(const Problem& p, const Values& in) {
+  const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kWTarget], in[kWWeight]);
+  const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, in[kWInput]);
+  tolerance::CrossEntropyBounds b = tolerance::CrossEntropyLossBound(a, in[kWInput], e);
+  const std::vector<double>& g = in[kWGradLoss];
+  std::vector<double> bound = tolerance::CrossEntropyLossGradBound(a, e.log_prob, g, {}, e.lse);
+  // The gradient takes p = exp(x - lse) with the kernel's f32 lse (off by its bound, then
+  // rounded) and one f32 subtraction: both move the exponent.
+  const std::vector<double> mag = ref::CrossEntropyLossGradMagnitudes(a, e.log_prob, g, {}, e.lse);
+  const int64_t c = p.shape[1];
+  for (size_t k = 0; k < bound.size(); ++k) {
+    const size_t i = k / static_cast<size_t>(c);
+    bound[k] +=
+        mag[k] * (tolerance::kEps32 * (std::fabs(e.log_prob[k]) + std::fabs(e.lse[i])) + b.lse[i]);
+  }
+  return {{kWLossOut, e.loss, std::move(b.loss), p.dtype},
+          {kWZlossOut, e.zloss, std::move(b.zloss), p.dtype},
+          {kWLseOut, e.lse, std::move(b.lse), p.dtype},
+          {kWGradOut, ref::CrossEntropyLossGrad(a, e.log_prob, g, {}, e.lse), std::move(bound),
+           p.dtype}};
+}
+
+OpSpec WithGradSpec() {
+  OpSpec s = ce::MakeSpec("cross_entropy_loss_with_grad", "ce_with_grad",
+                          "aclnnCpuCrossEntropyLossWithGrad",
+                          {{"input", Role::kInput, false},
+                           {"target", Role::kInput, false},
+                           {"weightOptional", Role::kInput, true},
+                           {"gradLossOptional", Role::kInput, true},
+                           {"lossOut", Role::kOutput, false},
+                           {"zlossOut", Role::kOutput, false},
+                           {"lseOut", Role::kOutput, false},
+                           {"gradOut", Role::kOutput, false}},
+                          DeclareWithGrad, FillWithGrad, Phase1WithGrad,
+                          aclnnCpuCrossEntropyLossWithGrad, ReferenceWithGrad);
+  s.bench_problems = LeanBenchProblems;
+  s.in_place_input = "input";
+  return s;
+}
+
 OpSpec LseSpec() {
   OpSpec s =
       ce::MakeSpec("cross_entropy_loss_lse", "ce_lse", "aclnnCpuCrossEntropyLossLse",
@@ -167,5 +239,7 @@ extern const OpSpec kCrossEntropyLossLse;  // external linkage (op_table.cc list
 const OpSpec kCrossEntropyLossLse = LseSpec();
 extern const OpSpec kCrossEntropyLossGradFromLogits;
 const OpSpec kCrossEntropyLossGradFromLogits = GradSpec();
+extern const OpSpec kCrossEntropyLossWithGrad;
+const OpSpec kCrossEntropyLossWithGrad = WithGradSpec();
 
 }  // namespace optable

@@ -15,6 +15,7 @@ extern const OpSpec kCrossEntropyLoss;
 extern const OpSpec kCpuCrossEntropyLoss;
 extern const OpSpec kCrossEntropyLossLse;
 extern const OpSpec kCrossEntropyLossGradFromLogits;
+extern const OpSpec kCrossEntropyLossWithGrad;
 
 const std::vector<const OpSpec*>& Ops() {
   static const std::vector<const OpSpec*> ops = {&kLogSoftmaxBackward,
@@ -23,7 +24,8 @@ const std::vector<const OpSpec*>& Ops() {
                                                  &kCrossEntropyLoss,
                                                  &kCpuCrossEntropyLoss,
                                                  &kCrossEntropyLossLse,
-                                                 &kCrossEntropyLossGradFromLogits};
+                                                 &kCrossEntropyLossGradFromLogits,
+                                                 &kCrossEntropyLossWithGrad};
   return ops;
 }
 

@@ -43,6 +43,24 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossLse(void *workspace, uin
                                                             aclOpExecutor *executor,
                                                             aclrtStream stream);
 
+/* The lean forward and the gradient in one pass (docs/large_vocab.md):
+ * aclnnCpuCrossEntropyLossLse that also writes gradOut (N, C) = d(sum of gradLoss * loss)/d input,
+ * for gradLossOptional shaped like lossOut (the input's dtype or FLOAT; null: ones), each row's
+ * gradient computed right after its lse, while the row is in cache: the bits of
+ * aclnnCpuCrossEntropyLossGradFromLogits on the forward's lse (without gradZloss). gradOut may be
+ * input itself (the same aclTensor or an identical view): the gradient then overwrites the
+ * logits, one read and one write per element for the whole training step. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize(
+    const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional,
+    const aclTensor *gradLossOptional, char *reductionOptional, int64_t ignoreIndex,
+    double labelSmoothing, double lseSquareScaleForZloss, bool returnZloss,
+    const aclTensor *lossOut, const aclTensor *zlossOut, const aclTensor *lseOut,
+    const aclTensor *gradOut, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGrad(void *workspace,
+                                                                 uint64_t workspaceSize,
+                                                                 aclOpExecutor *executor,
+                                                                 aclrtStream stream);
+
 /* Backward from the logits: aclnnCrossEntropyLossGrad with `logits` (N, C) in place of logProb
  * and the forward's lse (N,) FLOAT, required, in place of lseForZlossOptional (it also serves
  * the z-loss term): out = dloss/dlogits, with every option of aclnnCrossEntropyLossGrad. `out`

@@ -32,7 +32,7 @@ __all__ = [
     "log_softmax", "log_softmax_backward", "cross_entropy_loss", "cross_entropy_loss_grad",
     "CrossEntropyLossResult", "set_num_threads", "get_num_threads", "cpu_target", "OPS",
     "set_soc", "soc_name", "cross_entropy_loss_lse", "cross_entropy_loss_grad_from_logits",
-    "CrossEntropyLossLseResult",
+    "CrossEntropyLossLseResult", "cross_entropy_loss_with_grad", "CrossEntropyLossWithGradResult",
 ]
 __version__ = "0.1.0"
 
@@ -217,3 +217,32 @@ def cross_entropy_loss_grad_from_logits(grad_loss: Any, logits: Any, target: Any
         reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
         zloss=z_loss_scale)
     return r["out"]
+
+
+class CrossEntropyLossWithGradResult(NamedTuple):
+    loss: Any
+    lse: Any
+    z_loss: Any  # None unless return_z_loss
+    grad: Any
+
+
+def cross_entropy_loss_with_grad(input: Any, target: Any, weight: Any = None, *,
+                                 grad_loss: Any = None, reduction: str = "mean",
+                                 ignore_index: int = -100, label_smoothing: float = 0.0,
+                                 z_loss_scale: float = 0.0, return_z_loss: bool = False,
+                                 inplace: bool = False) -> CrossEntropyLossWithGradResult:
+    """The lean forward and the gradient in one pass (``aclnnCpuCrossEntropyLossWithGrad``,
+    docs/large_vocab.md): what :func:`cross_entropy_loss_lse` and then
+    :func:`cross_entropy_loss_grad_from_logits` give (the same bits), each row's gradient written
+    right after its loss while the row is in cache. ``grad_loss``: the loss's gradient (None:
+    ones). ``inplace=True`` writes the gradient over ``input``: the whole step reads and writes
+    each element once. The loss and z-loss are float32."""
+    if grad_loss is not None:
+        grad_loss, _ = _loss_gradients(grad_loss, None, input, reduction)
+    r = OPS["cross_entropy_loss_with_grad"](
+        {"input": input, "target": target, "weightOptional": weight,
+         "gradLossOptional": grad_loss, "gradOut": input if inplace else None},
+        reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
+        zloss=z_loss_scale, return_zloss=return_z_loss)
+    return CrossEntropyLossWithGradResult(r["lossOut"], r["lseOut"],
+                                          r["zlossOut"] if return_z_loss else None, r["gradOut"])

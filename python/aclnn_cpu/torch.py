@@ -522,6 +522,39 @@ def vocab_parallel_cross_entropy(logits: Tensor, target: Tensor, weight: Optiona
                                             bool(fp32_loss))
 
 
+class _CrossEntropyWithGrad(torch.autograd.Function):
+    """The lean loss with its gradient computed in the forward (aclnnCpuCrossEntropyLossWithGrad),
+    out of place or over the logits; the backward scales the saved gradient."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction, ignore_index, label_smoothing,
+                z_loss_scale, fp32_loss, inplace):
+        r = _ac.cross_entropy_loss_with_grad(
+            input.detach(), target, weight, reduction=reduction, ignore_index=ignore_index,
+            label_smoothing=label_smoothing, z_loss_scale=z_loss_scale, return_z_loss=True,
+            inplace=inplace)
+        if inplace:
+            # The logits now hold the gradient: an op that saved them for its backward fails
+            # there ("modified by an inplace operation") instead of using the wrong values.
+            torch.autograd.graph.increment_version(input)
+        ctx.save_for_backward(r.grad)
+        loss, z_loss = r.loss, r.z_loss
+        if not fp32_loss:
+            loss, z_loss = loss.to(input.dtype), z_loss.to(input.dtype)
+        ctx.mark_non_differentiable(z_loss)
+        return loss, z_loss
+
+    @staticmethod
+    def backward(ctx, grad_loss, grad_z_loss):
+        (grad,) = ctx.saved_tensors
+        if grad_loss is None:
+            return (None,) * 9
+        # loss.backward() passes 1: the gradient as it is (for in place, the logits' memory).
+        if torch.compiler.is_compiling() or not bool(torch.all(grad_loss == 1)):
+            grad = grad * grad_loss.to(grad.dtype)
+        return (grad,) + (None,) * 8
+
+
 def _check_cpu(fn: str, *tensors: Optional[Tensor]) -> None:
     for t in tensors:
         if t is not None and t.device.type != "cpu":
@@ -533,7 +566,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
                   size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0, *,
                   z_loss_scale: float = 0.0, return_z_loss: bool = False,
-                  fp32_loss: bool = False, lean: bool = False, inplace_backward: bool = False):
+                  fp32_loss: bool = False, lean: bool = False, inplace_backward: bool = False,
+                  grad_in_forward: bool = False):
     """``torch.nn.functional.cross_entropy`` through ``aclnnCrossEntropyLoss`` and, for the
     gradient, ``aclnnCrossEntropyLossGrad``, for (N, C) or (C,) logits and class-index targets
     (int64 or int32).
@@ -551,6 +585,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     ``inplace_backward=True`` (with ``lean``) writes the gradient over the logits' own memory:
     for logits that are an intermediate nothing reads after the loss (a language-model head's
     output), never for a leaf or a tensor used elsewhere.
+    ``grad_in_forward=True`` (with ``lean``; "mean" or "sum") computes the gradient in the
+    forward's pass, each row right after its loss while it is in cache
+    (``aclnnCpuCrossEntropyLossWithGrad``), and the backward only scales it by the loss's
+    gradient (nothing at all for ``loss.backward()``): two memory passes per step instead of
+    three. With ``inplace_backward`` too the gradient overwrites the logits already in the
+    forward, so nothing may read them after the loss is computed, not even a metric.
 
     Not supported (``NotImplementedError``): class-probability targets, inputs with more than
     two dimensions, tensors not on the CPU.
@@ -575,7 +615,19 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
         raise NotImplementedError(
             "aclnn_cpu.torch.cross_entropy: inplace_backward needs lean=True (the CANN path "
             "computes the gradient from log_prob, not over the logits).")
-    if lean:
+    if grad_in_forward and not (lean and reduction in ("mean", "sum")):
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: grad_in_forward needs lean=True and reduction "
+            "\"mean\" or \"sum\" (a per-row loss gradient is not known in the forward).")
+    if grad_in_forward and torch.is_grad_enabled() and input.requires_grad:
+        if inplace_backward and input.is_leaf:
+            raise ValueError("aclnn_cpu.torch.cross_entropy: inplace_backward with "
+                             "grad_in_forward would overwrite a leaf tensor; pass logits that "
+                             "are an intermediate.")
+        loss, z_loss = _CrossEntropyWithGrad.apply(
+            input, target, weight, reduction, ignore_index, float(label_smoothing),
+            float(z_loss_scale), bool(fp32_loss), bool(inplace_backward))
+    elif lean:
         loss, z_loss, _ = _cross_entropy_lean(input, target, weight, reduction, ignore_index,
                                               float(label_smoothing), float(z_loss_scale),
                                               bool(fp32_loss), bool(inplace_backward))

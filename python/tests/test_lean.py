@@ -128,3 +128,59 @@ def test_torch_compile_fullgraph(rng):
     eager = step(x)
     compiled = torch.compile(step, fullgraph=True)(x)
     assert torch.equal(eager, compiled)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_grad_in_forward_matches_the_lean_backward(dtype, inplace, reduction, rng):
+    """grad_in_forward computes in the forward what the lean backward computes: the same loss
+    and the same gradient bits (aclnnCpuCrossEntropyLossWithGrad)."""
+    n, c = 29, 131
+    x0 = logits(n, c, dtype, rng).requires_grad_()
+    t = targets(n, c, rng)
+    w = torch.rand(c, generator=rng) + 0.5
+    grads = []
+    for gif in (False, True):
+        x = x0 * 1  # an intermediate
+        x.retain_grad()
+        loss = at.cross_entropy(x, t, w, reduction=reduction, label_smoothing=0.1,
+                                z_loss_scale=1e-3, lean=True, fp32_loss=True,
+                                inplace_backward=inplace, grad_in_forward=gif)
+        (loss * 1).backward()  # 1: the saved gradient as it is
+        grads.append((loss.detach(), x0.grad.clone()))
+        x0.grad = None
+    torch.testing.assert_close(grads[0][0], grads[1][0], rtol=0, atol=0)
+    torch.testing.assert_close(grads[0][1], grads[1][1], rtol=0, atol=0)
+
+
+def test_grad_in_forward_scaled_and_guarded(rng):
+    n, c = 16, 50
+    x0 = logits(n, c, torch.float32, rng).requires_grad_()
+    t = targets(n, c, rng)
+    (at.cross_entropy(x0 * 1, t, lean=True, grad_in_forward=True) * 2.5).backward()
+    ref, _, xd = reference_cross_entropy(x0, t, None, "mean", -100, 0.0, 0.0)
+    (ref * 2.5).backward()
+    assert_close(x0.grad, xd.grad, torch.float32, c)
+    with pytest.raises(NotImplementedError, match="grad_in_forward needs lean=True"):
+        at.cross_entropy(x0, t, reduction="none", lean=True, grad_in_forward=True)
+    with pytest.raises(ValueError, match="would overwrite a leaf"):
+        at.cross_entropy(x0, t, lean=True, inplace_backward=True, grad_in_forward=True)
+    # Logits that an earlier op saved for its backward: overwriting them is caught.
+    y = torch.tanh(x0)  # tanh saves its output
+    loss = at.cross_entropy(y, t, lean=True, inplace_backward=True, grad_in_forward=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_with_grad_array_function(rng):
+    import numpy as np
+    n, c = 12, 40
+    x = np.random.default_rng(0).standard_normal((n, c)).astype(np.float32)
+    t = np.arange(n) % c
+    r = ac.cross_entropy_loss_with_grad(x, t, label_smoothing=0.1)
+    lean = ac.cross_entropy_loss_lse(x, t, label_smoothing=0.1)
+    g = ac.cross_entropy_loss_grad_from_logits(1.0, x, t, lean.lse, label_smoothing=0.1)
+    assert np.array_equal(r.grad, g) and np.array_equal(r.loss, lean.loss)
+    r2 = ac.cross_entropy_loss_with_grad(x, t, label_smoothing=0.1, inplace=True)
+    assert r2.grad is x and np.array_equal(x, g)

@@ -195,3 +195,115 @@ TEST(LeanCrossEntropy, Validation) {
       << msg;
   EXPECT_TRUE(loss.Untouched());
 }
+
+// The forward with the gradient (aclnnCpuCrossEntropyLossWithGrad) gives the bits of the lean
+// forward followed by the gradient from the logits on its lse, out of place and in place, on
+// every dtype, layout and reduction (the table checks its accuracy; this checks the claim of
+// equality that lets the torch path switch between them).
+TEST(LeanCrossEntropy, WithGradIsLseThenGradFromLogits) {
+  const int64_t n = 37, c = 1000;
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
+    for (Layout l : {Layout::kContiguous, Layout::kTransposed}) {
+      for (const char* red : {"mean", "none", "sum"}) {
+        SCOPED_TRACE(std::string(red) + " dtype " + std::to_string(dt) + " layout " +
+                     testing_support::LayoutName(l));
+        std::mt19937_64 rng(13);
+        const bool none = std::string(red) == "none";
+        const std::vector<int64_t> ls = none ? std::vector<int64_t>{n} : std::vector<int64_t>{};
+        DeviceTensor x(dt, {n, c}, l), x2(dt, {n, c}, l), grad(dt, {n, c}, l),
+            ref_grad(dt, {n, c}, l);
+        DeviceTensor g(dt, ls), target(ACL_INT64, {n}), w(ACL_FLOAT, {c});
+        DeviceTensor loss1(ACL_FLOAT, ls), z1(ACL_FLOAT, ls), lse1(ACL_FLOAT, {n});
+        DeviceTensor loss2(ACL_FLOAT, ls), z2(ACL_FLOAT, ls), lse2(ACL_FLOAT, {n});
+        DeviceTensor loss3(ACL_FLOAT, ls), z3(ACL_FLOAT, ls), lse3(ACL_FLOAT, {n});
+        const std::vector<double> xv = x.Rounded(testing_support::Normal(rng, n * c, 0.0, 2.0));
+        x.Set(xv);
+        x2.Set(xv);
+        g.Set(testing_support::Uniform(rng, g.numel(), 0.5, 1.5));
+        std::vector<double> t(static_cast<size_t>(n));
+        for (size_t i = 0; i < t.size(); ++i)
+          t[i] = i % 7 == 3 ? -100.0 : static_cast<double>((i * 131) % c);
+        target.Set(t);
+        w.Set(testing_support::Uniform(rng, c, 0.5, 2.0));
+        char* r = const_cast<char*>(red);
+        // The two-call path.
+        OpResult st = RunOp(
+            [&](uint64_t* ws, aclOpExecutor** ex) {
+              return aclnnCpuCrossEntropyLossLseGetWorkspaceSize(x.get(), target.get(), w.get(), r,
+                                                                 -100, 0.1, 1e-3, true, loss1.get(),
+                                                                 z1.get(), lse1.get(), ws, ex);
+            },
+            aclnnCpuCrossEntropyLossLse);
+        ASSERT_EQ(st.status, 0) << st.message;
+        st = RunOp(
+            [&](uint64_t* ws, aclOpExecutor** ex) {
+              return aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
+                  g.get(), x.get(), target.get(), w.get(), nullptr, lse1.get(), r, -100, 0.1, 1e-3,
+                  ref_grad.get(), ws, ex);
+            },
+            aclnnCpuCrossEntropyLossGradFromLogits);
+        ASSERT_EQ(st.status, 0) << st.message;
+        // One call, out of place and in place.
+        auto with_grad = [&](DeviceTensor& in, DeviceTensor& out, DeviceTensor& loss,
+                             DeviceTensor& z, DeviceTensor& lse) {
+          return RunOp(
+              [&](uint64_t* ws, aclOpExecutor** ex) {
+                return aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize(
+                    in.get(), target.get(), w.get(), g.get(), r, -100, 0.1, 1e-3, true, loss.get(),
+                    z.get(), lse.get(), out.get(), ws, ex);
+              },
+              aclnnCpuCrossEntropyLossWithGrad);
+        };
+        st = with_grad(x, grad, loss2, z2, lse2);
+        ASSERT_EQ(st.status, 0) << st.message;
+        EXPECT_EQ(x.Get(), xv);
+        st = with_grad(x2, x2, loss3, z3, lse3);
+        ASSERT_EQ(st.status, 0) << st.message;
+        const std::vector<double> want = ref_grad.Get();
+        EXPECT_EQ(grad.Get(), want);
+        EXPECT_EQ(x2.Get(), want);
+        EXPECT_TRUE(x2.CanariesOutsideViewIntact());
+        for (const DeviceTensor* o : {&loss2, &loss3}) EXPECT_EQ(o->Get(), loss1.Get());
+        for (const DeviceTensor* o : {&lse2, &lse3}) EXPECT_EQ(o->Get(), lse1.Get());
+        EXPECT_EQ(z2.Get(), z1.Get());
+      }
+    }
+  }
+}
+
+TEST(LeanCrossEntropy, WithGradValidation) {
+  DeviceTensor x(ACL_FLOAT, {4, 6}), target(ACL_INT64, {4}), loss(ACL_FLOAT, {}), z(ACL_FLOAT, {}),
+      lse(ACL_FLOAT, {4}), out(ACL_FLOAT, {4, 6}), out_bad(ACL_FLOAT, {4, 7}),
+      g_none(ACL_FLOAT, {4});
+  x.Set(std::vector<double>(24, 0.5));
+  target.Set({0, 1, 2, 3});
+  auto call = [&](const aclTensor* g, const aclTensor* o) {
+    uint64_t ws = 0;
+    aclOpExecutor* ex = nullptr;
+    const int st = aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize(
+        x.get(), target.get(), nullptr, g, nullptr, -100, 0.0, 0.0, false, loss.get(), z.get(),
+        lse.get(), o, &ws, &ex);
+    return std::make_pair(st, testing_support::TakeMessage());
+  };
+  auto r = call(nullptr, nullptr);
+  EXPECT_EQ(r.first, 161001);
+  EXPECT_NE(r.second.find("aclnnCpuCrossEntropyLossWithGrad: gradOut is null"), std::string::npos)
+      << r.second;
+  r = call(nullptr, out_bad.get());
+  EXPECT_EQ(r.first, 561002);
+  EXPECT_NE(r.second.find("gradOut has shape [4, 7]"), std::string::npos) << r.second;
+  r = call(g_none.get(), out.get());  // "mean" takes a scalar gradLoss
+  EXPECT_EQ(r.first, 561002);
+  EXPECT_NE(r.second.find("gradLossOptional"), std::string::npos) << r.second;
+  int64_t shape[] = {4, 6}, strides[] = {1, 4}, storage[] = {24};
+  aclTensor* xt =
+      aclCreateTensor(shape, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, storage, 1, x.data());
+  r = call(nullptr, xt);
+  EXPECT_EQ(r.first, 161002);
+  EXPECT_NE(r.second.find("gradOut shares its data address with input but not its strides"),
+            std::string::npos)
+      << r.second;
+  aclDestroyTensor(xt);
+  for (const DeviceTensor* o : {&loss, &lse, &out}) EXPECT_TRUE(o->Untouched());
+  EXPECT_EQ(x.Get(), std::vector<double>(24, 0.5));
+}

@@ -232,5 +232,22 @@ Status CheckSocHasOperator(const char* op, const SocProfile& soc, bool extension
   return OkStatus();
 }
 
+GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
+                          double label_smoothing, double zloss_scale, double cinv,
+                          const TargetScan& scan) {
+  const bool m = rt.t >= 0;
+  GradCoef k;
+  k.a = g * (1.0 - label_smoothing) / scan.d * rt.w;
+  k.s = g / scan.d * (label_smoothing * cinv) * (m ? 1.0 : 0.0);
+  double zc = 0.0;
+  if (zloss_scale != 0.0) {
+    const double l = m ? lse : 0.0;
+    zc = 2.0 * zloss_scale * l * (m ? 1.0 : 0.0) * (g + gz) / scan.m;
+  }
+  k.big_a = k.a + k.s * scan.w_sum + zc;
+  k.zero = !m && std::isfinite(k.a) && std::isfinite(k.s) && std::isfinite(zc);
+  return k;
+}
+
 }  // namespace ce
 }  // namespace aclnn_cpu

@@ -68,6 +68,25 @@ struct TargetScan {
   double w_sum = 0.0;  // sum of all class weights (C without weight)
 };
 
+// One row's gradient coefficients, aclnnCrossEntropyLossGrad's formula in double:
+// out_j = p_j A - s w_j - [j == t] a, p_j = exp(x_j - shift) (logits) or exp(logProb_j).
+struct GradCoef {
+  double a = 0.0, s = 0.0, big_a = 0.0;
+  bool zero = false;  // an ignored row with finite coefficients: the row is exactly 0
+};
+// rt: the row's scanned target; g and gz: its upstream gradients (gz 0 without gradZloss); lse:
+// its log-sum-exp as stored (used only for the z-loss); cinv: 1 / (the vocabulary's classes).
+// Every term carries the row's "not ignored" factor, evaluated in an order that makes a zero
+// divisor under "mean" give inf/NaN exactly as the formula does.
+GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
+                          double label_smoothing, double zloss_scale, double cinv,
+                          const TargetScan& scan);
+// The true class's element from its p, recomputed in double (p is near 1 there, where f32
+// cancellation would lose the most).
+inline double TrueClassGrad(const GradCoef& k, double p, double w_t) {
+  return p * k.big_a - k.s * w_t - k.a;
+}
+
 // Reads the N targets (INT64 or INT32, any stride), checks each is ignored (the profile's rule:
 // t == ignoreIndex by default; the 910B-family compares both rounded to fp32; on the 950 a
 // negative ignoreIndex masks nothing) or in [0, C), and fills rows[0..N) and the sums in a fixed

@@ -78,4 +78,37 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossLse(void* workspace, uin
   return RunPhase2(ce_fwd::kLseOp, workspace, workspaceSize, executor, stream);
 }
 
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize(
+    const aclTensor* input, const aclTensor* target, const aclTensor* weightOptional,
+    const aclTensor* gradLossOptional, char* reductionOptional, int64_t ignoreIndex,
+    double labelSmoothing, double lseSquareScaleForZloss, bool returnZloss,
+    const aclTensor* lossOut, const aclTensor* zlossOut, const aclTensor* lseOut,
+    const aclTensor* gradOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  ce_fwd::Args args{input,
+                    target,
+                    weightOptional,
+                    reductionOptional,
+                    ignoreIndex,
+                    labelSmoothing,
+                    lseSquareScaleForZloss,
+                    returnZloss,
+                    lossOut,
+                    nullptr,
+                    zlossOut,
+                    lseOut,
+                    true,
+                    true};
+  args.with_grad = true;
+  args.grad_loss = gradLossOptional;
+  args.grad_out = gradOut;
+  return Phase1(args.op(), args, ce_fwd::Validate, ce_fwd::MakePlan, workspaceSize, executor);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGrad(void* workspace,
+                                                                 uint64_t workspaceSize,
+                                                                 aclOpExecutor* executor,
+                                                                 aclrtStream stream) {
+  return RunPhase2(ce_fwd::kWithGradOp, workspace, workspaceSize, executor, stream);
+}
+
 }  // extern "C"

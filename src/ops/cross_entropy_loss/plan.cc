@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/dtype.h"
 #include "core/workspace.h"
@@ -66,9 +67,31 @@ Status Validate(const Args& a, Checked* out) {
   }
   ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "zlossOut", a.zloss_out, r, n));
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, lse_name, a.lse_out, {n}, "(N,)", kTiling));
+  if (a.with_grad) {
+    ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "gradOut", a.grad_out));
+    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "gradOut", a.grad_out, "input", a.input, kDtype));
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "gradOut", a.grad_out, {n, c}, "(N, C)", kTiling));
+    if (a.grad_loss != nullptr) {
+      ACLNN_RETURN_IF_ERROR(check_stats_dtype("gradLossOptional", a.grad_loss));
+      ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "gradLossOptional", a.grad_loss, r, n));
+    }
+    // In place: gradOut may be the input's own view, not another view of the same bytes.
+    const TensorDesc x = DescribeTensor(a.input), o = DescribeTensor(a.grad_out);
+    if (x.data == o.data && !std::equal(x.strides, x.strides + x.rank, o.strides)) {
+      return MakeError(kDtype,
+                       "%s: gradOut shares its data address with input but not its strides; in "
+                       "place, gradOut must be the same view as input.",
+                       op);
+    }
+  }
   if (c == 0 || (n == 0 && r == ce::Reduction::kNone)) {
     out->empty = true;  // no element of any output exists to be written
     return OkStatus();
+  }
+  if (a.with_grad) {
+    ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "gradOut", a.grad_out));
+    if (a.grad_loss)
+      ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "gradLossOptional", a.grad_loss));
   }
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "input", a.input));
   ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, "target", a.target));
@@ -88,6 +111,12 @@ Status Validate(const Args& a, Checked* out) {
   out->return_zloss = a.return_zloss && !soc.ignores_zloss();
   out->op = op;
   out->lean = lean;
+  out->with_grad = a.with_grad;
+  if (a.with_grad) {
+    out->grad_out = DescribeTensor(a.grad_out);
+    out->has_grad_loss = a.grad_loss != nullptr;
+    if (out->has_grad_loss) out->grad_loss = DescribeTensor(a.grad_loss);
+  }
   return OkStatus();
 }
 
@@ -116,8 +145,13 @@ class CeFwdPlan final : public Plan {
     return_zloss_ = a.return_zloss;
     op_ = a.op;
     lean_ = a.lean;
+    with_grad_ = a.with_grad;
+    has_grad_loss_ = a.has_grad_loss;
+    grad_loss_ = a.grad_loss;
+    out_ = a.grad_out;
     dtype_ = x_.dtype;
-    contiguous_ = k_.c == 1 || (x_.strides[1] == 1 && (lean_ || lp_.strides[1] == 1));
+    contiguous_ = k_.c == 1 || (x_.strides[1] == 1 && (lean_ || lp_.strides[1] == 1) &&
+                                (!with_grad_ || out_.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
     threads_ = NumThreads();
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
@@ -127,7 +161,7 @@ class CeFwdPlan final : public Plan {
       scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(k_.c));
     }
     // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
-    split_ = contiguous_ && SplitRowsAcrossThreads(k_.n, k_.c, threads_);
+    split_ = contiguous_ && !with_grad_ && SplitRowsAcrossThreads(k_.n, k_.c, threads_);
     stream_ = contiguous_ &&
               static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= kStreamingOutputBytes;
     if (split_) {
@@ -138,17 +172,18 @@ class CeFwdPlan final : public Plan {
 
   uint64_t workspace_bytes() const override { return booker_.total(); }
   uint64_t work_bytes() const override {
-    return static_cast<uint64_t>(k_.n * k_.c * (lean_ ? 1 : 2) * DtypeSize(dtype_));
+    return static_cast<uint64_t>(k_.n * k_.c * (lean_ && !with_grad_ ? 1 : 2) * DtypeSize(dtype_));
   }
 
   std::string Describe() const override {
     return StrFormat(
         "%sN %lld, C %lld, %s, reduction %s, weight %s, ls %g, z-loss %g%s, path %s%s%s, "
         "kernel logsoftmax_%s, target %s, up to %d threads",
-        lean_ ? "lean (no logProb), " : "", static_cast<long long>(k_.n),
-        static_cast<long long>(k_.c), DtypeName(dtype_), ce::ReductionName(k_.reduction),
-        k_.has_weight ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
-        return_zloss_ ? " (returned)" : "", contiguous_ ? "contiguous-rows" : "gather-f32",
+        with_grad_ ? "lean with the gradient, " : (lean_ ? "lean (no logProb), " : ""),
+        static_cast<long long>(k_.n), static_cast<long long>(k_.c), DtypeName(dtype_),
+        ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no", k_.label_smoothing,
+        k_.zloss_scale, return_zloss_ ? " (returned)" : "",
+        contiguous_ ? "contiguous-rows" : "gather-f32",
         split_ ? " (rows split across threads)" : "", stream_ ? " (streaming stores)" : "",
         kernels_.dtype, target_name_, threads_);
   }
@@ -168,7 +203,7 @@ class CeFwdPlan final : public Plan {
       float* scratch = Grant<float>(workspace, scratch_);
       ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
         float* f = scratch + static_cast<int64_t>(tid) * k_.c;
-        for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan.w_sum, f);
+        for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan, f);
         if (stream_) FlushStreamingStores();
       });
     }
@@ -227,7 +262,9 @@ class CeFwdPlan final : public Plan {
 
   // logProb and lse of row i, and its loss terms, on one thread. Chunk sums are added in the
   // order FinishRow adds them, so the bits equal the split path's.
-  RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, double w_sum, float* f) const {
+  RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, const ce::TargetScan& scan,
+                 float* f) const {
+    const double w_sum = scan.w_sum;
     const char* x = RowX(i);
     const void* src = x;
     if (!contiguous_) {
@@ -251,12 +288,56 @@ class CeFwdPlan final : public Plan {
     // Loss terms read the input before logProb is written (f may be rewritten in place).
     const RowLoss t = FinishRow(rt, m, &total, 1, w_sum, &log_s, &lse);
     StoreLse(i, lse);
+    if (with_grad_) GradRow(i, rt, lse, total.xt, src, w, scan, f);
     if (lean_) return t;
     char* lp = RowLp(i);
     kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
                      static_cast<size_t>(k_.c), stream_);
     if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], k_.c);
     return t;
+  }
+
+  // kWithGradOp: row i's gradient from its input (src: the row, or its f32 copy f), the lse
+  // just computed and the input at the target xt, as aclnnCpuCrossEntropyLossGradFromLogits
+  // computes it from the stored lse (the same bits), while the row is in cache.
+  void GradRow(int64_t i, const ce::RowTarget& rt, double lse, double xt, const void* src,
+               const float* w, const ce::TargetScan& scan, float* f) const {
+    const bool none = k_.reduction == ce::Reduction::kNone;
+    const float shift = static_cast<float>(lse);
+    const double g =
+        has_grad_loss_ ? LoadAsDouble(grad_loss_.dtype, grad_loss_.data,
+                                      grad_loss_.rank == 1 && none ? i * grad_loss_.strides[0] : 0)
+                       : 1.0;
+    const bool z = k_.zloss_scale != 0.0;
+    const ce::GradCoef k = ce::GradCoefficients(
+        rt, g, 0.0, z && rt.t >= 0 ? static_cast<double>(shift) : 0.0, k_.label_smoothing,
+        k_.zloss_scale, 1.0 / static_cast<double>(k_.c), scan);
+    const int64_t esz = DtypeSize(dtype_);
+    char* o = out_.data + i * out_.strides[0] * esz;
+    const double true_class =
+        rt.t >= 0 ? ce::TrueClassGrad(k, std::exp(xt - static_cast<double>(shift)),
+                                      w != nullptr ? static_cast<double>(w[rt.t]) : 1.0)
+                  : 0.0;
+    const size_t c = static_cast<size_t>(k_.c);
+    if (contiguous_) {
+      if (k.zero) {
+        std::memset(o, 0, c * static_cast<size_t>(esz));  // +0.0 in every format
+        return;
+      }
+      kernels_.ce_grad(src, o, c, shift, static_cast<float>(k.big_a), static_cast<float>(k.s), w,
+                       stream_);
+      if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
+      if (rt.t >= 0) StoreFromDouble(dtype_, o, rt.t, true_class);
+      return;
+    }
+    if (k.zero) {
+      for (int64_t j = 0; j < k_.c; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
+      return;
+    }
+    kernels_.ce_grad(f, f, c, shift, static_cast<float>(k.big_a), static_cast<float>(k.s), w,
+                     false);
+    if (rt.t >= 0) f[rt.t] = static_cast<float>(true_class);
+    ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }
 
   // Fewer rows than threads: work items are (row, chunk), in three passes (chunk maxima; chunk
@@ -335,6 +416,8 @@ class CeFwdPlan final : public Plan {
   const ce::Common k_;  // reduction, N, C, target, weight, attributes
   TensorDesc x_, lp_, loss_, zloss_, lse_;
   bool return_zloss_ = false, contiguous_ = false, lean_ = false;
+  bool with_grad_ = false, has_grad_loss_ = false;
+  TensorDesc grad_loss_, out_;
   const char* op_ = kOp;
   aclDataType dtype_ = ACL_FLOAT;
   RowKernels kernels_;

@@ -17,6 +17,8 @@ constexpr const char* kOp = "aclnnCrossEntropyLoss";
 constexpr const char* kFloatStatsOp = "aclnnCpuCrossEntropyLoss";
 // The lean forward (extension): no logProbOut; lseOut FLOAT, always written.
 constexpr const char* kLseOp = "aclnnCpuCrossEntropyLossLse";
+// The lean forward that also writes the gradient (extension), optionally over the input.
+constexpr const char* kWithGradOp = "aclnnCpuCrossEntropyLossWithGrad";
 
 struct Args {
   const aclTensor* input;
@@ -35,8 +37,15 @@ struct Args {
   bool float_stats = false;
   // kLseOp (implies float_stats): log_prob_out is null and unused.
   bool lean = false;
+  // kWithGradOp (implies lean): grad_out (N, C) receives dloss/dinput for grad_loss (null:
+  // ones), and may be the input's own view.
+  bool with_grad = false;
+  const aclTensor* grad_loss = nullptr;
+  const aclTensor* grad_out = nullptr;
 
-  const char* op() const { return lean ? kLseOp : (float_stats ? kFloatStatsOp : kOp); }
+  const char* op() const {
+    return with_grad ? kWithGradOp : (lean ? kLseOp : (float_stats ? kFloatStatsOp : kOp));
+  }
 };
 
 // What Validate hands to MakePlan: tensor descriptions and parsed attributes.
@@ -44,8 +53,10 @@ struct Checked : ce::Common {
   bool empty = false;  // no element of any output exists: nothing else is filled
   TensorDesc input, loss, log_prob, zloss, lse;
   bool return_zloss = false;
-  const char* op = kOp;  // the entry point's name, for messages
-  bool lean = false;     // no logProb; lse always written
+  const char* op = kOp;                           // the entry point's name, for messages
+  bool lean = false;                              // no logProb; lse always written
+  bool with_grad = false, has_grad_loss = false;  // kWithGradOp: the gradient too
+  TensorDesc grad_loss, grad_out;
 };
 
 Status Validate(const Args& a, Checked* c);

@@ -140,13 +140,10 @@ Status Validate(const Args& a, Checked* out) {
 
 namespace {
 
-// Per-row coefficients of out[i][j] = p_ij * A_i - B_i * w_j - [j == t_i] * a_i
-// (A_i = a_i + s_i W + zc_i, B_i = s_i), computed in double.
-struct RowCoef {
-  double a, s, big_a;
+// Per-row coefficients (ce::GradCoefficients) and where the row's shift and true class are.
+struct RowCoef : ce::GradCoef {
   float shift;  // subtracted before exp: 0 for logProb, the row's lse for logits
-  int64_t t;    // -1: ignored
-  bool zero;    // ignored with finite coefficients: the row is exactly 0
+  int64_t t;    // the target's column in this shard, or -1 (ignored, or another shard's class)
 };
 
 double ScalarAt(const TensorDesc& d, int64_t i) {
@@ -214,24 +211,15 @@ class CeGradPlan final : public Plan {
     const bool none = k_.reduction == ce::Reduction::kNone;
     const double cinv = 1.0 / static_cast<double>(classes_);
     for (int64_t i = 0; i < k_.n; ++i) {
-      const bool m = rows[i].t >= 0;
       const double g = ScalarAt(grad_, none ? i : 0);
+      const bool z = k_.zloss_scale != 0.0;
+      const double gz = z && has_gz_ ? ScalarAt(gz_, none ? i : 0) : 0.0;
+      const double lse = z && rows[i].t >= 0 ? ScalarAt(lse_, i) : 0.0;
       RowCoef& k = coef[i];
-      // The target's column in this shard, or -1 (ignored, or another shard's class).
+      static_cast<ce::GradCoef&>(k) =
+          ce::GradCoefficients(rows[i], g, gz, lse, k_.label_smoothing, k_.zloss_scale, cinv, scan);
       k.t = rows[i].t >= offset_ && rows[i].t < offset_ + k_.c ? rows[i].t - offset_ : -1;
       k.shift = from_logits_ ? static_cast<float>(ScalarAt(lse_, i)) : 0.0f;
-      // Every term carries m_i; evaluated in this order so that D == 0 under "mean" gives
-      // inf/NaN exactly as the formula does.
-      k.a = g * (1.0 - k_.label_smoothing) / scan.d * rows[i].w;
-      k.s = g / scan.d * (k_.label_smoothing * cinv) * (m ? 1.0 : 0.0);
-      double zc = 0.0;
-      if (k_.zloss_scale != 0.0) {
-        const double gz = has_gz_ ? ScalarAt(gz_, none ? i : 0) : 0.0;
-        const double l = m ? ScalarAt(lse_, i) : 0.0;
-        zc = 2.0 * k_.zloss_scale * l * (m ? 1.0 : 0.0) * (g + gz) / scan.m;
-      }
-      k.big_a = k.a + k.s * scan.w_sum + zc;
-      k.zero = !m && std::isfinite(k.a) && std::isfinite(k.s) && std::isfinite(zc);
     }
     float* scratch = Grant<float>(workspace, scratch_);
     const int threads = std::min(threads_, NumThreads());
@@ -265,8 +253,7 @@ class CeGradPlan final : public Plan {
   double TrueClass(const RowCoef& k, const char* lp, const float* w) const {
     const double p =
         std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]) - static_cast<double>(k.shift));
-    const double wt = w != nullptr ? static_cast<double>(w[k.t]) : 1.0;
-    return p * k.big_a - k.s * wt - k.a;
+    return ce::TrueClassGrad(k, p, w != nullptr ? static_cast<double>(w[k.t]) : 1.0);
   }
 
   // Columns [c0, c1) of a contiguous row.
