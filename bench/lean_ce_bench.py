@@ -26,6 +26,8 @@ import subprocess
 import sys
 import time
 
+from bench_util import cpu_name, reset_peak, status_bytes
+
 TUNABLE = "glibc.malloc.hugetlb=1"
 PATHS = ("cann", "lean", "inplace", "inforward", "inforward-inplace")
 
@@ -58,19 +60,8 @@ def make(torch, shape, dtype):
     return x, t
 
 
-def reset_peak():
-    """Resets the process's peak resident size (VmHWM) to its current size (Linux)."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
 
 
-def status_bytes(key):
-    """A size from /proc/self/status ("VmHWM:" the peak resident size, "VmRSS:" the current)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {key} in /proc/self/status")
 
 
 def memory_child(shape, dtype, path):
@@ -111,12 +102,7 @@ def main():
     import torch
     import aclnn_cpu.torch as at
     torch.set_num_threads(2)
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_name()
     print(f"{args.shape} {args.dtype}, label smoothing 0.1, 2 threads, {cpu}, "
           f"{os.cpu_count()} logical CPUs; torch {torch.__version__}")
     x, t = make(torch, shape, args.dtype)

@@ -26,6 +26,8 @@ import subprocess
 import sys
 import time
 
+from bench_util import cpu_name, reset_peak, status_bytes
+
 CONTENDERS = ("fused", "unfused", "eager", "compile")
 
 
@@ -57,17 +59,8 @@ def run_step(fn, x, w, t):
     return loss.item()
 
 
-def reset_peak():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
 
 
-def status_bytes(key):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {key} in /proc/self/status")
 
 
 def memory_child(shape, dtype, name):
@@ -105,12 +98,7 @@ def main():
     import torch
     import aclnn_cpu.torch as at
     torch.set_num_threads(2)
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_name()
     n, h, v = shape
     print(f"N {n}, H {h}, V {v}, {args.dtype}, 2 threads, {cpu}, {os.cpu_count()} logical "
           f"CPUs; torch {torch.__version__} (capability "
@@ -138,7 +126,7 @@ def main():
               flush=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     flop = 3 * 2.0 * n * h * v
-    print(f"\n| contender | step (s) | GFLOP/s | / fused | extra memory (MB) | % of the logits |")
+    print("\n| contender | step (s) | GFLOP/s | / fused | extra memory (MB) | % of the logits |")
     print("|---|---|---|---|---|---|")
     for name in names:
         m = mem[name]

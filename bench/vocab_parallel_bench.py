@@ -14,6 +14,8 @@ import statistics
 import tempfile
 import time
 
+from bench_util import cpu_name
+
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -69,12 +71,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
     import aclnn_cpu.torch as at
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_name()
     shape = tuple(int(s) for s in args.shape.split("x"))
     print(f"{args.shape} {args.dtype}, label smoothing 0.1, {args.world} processes (gloo, "
           f"loopback) on {os.cpu_count()} logical CPUs, {cpu}; torch {torch.__version__}")

@@ -5,7 +5,6 @@ gradient's columns, within the tolerances of the other tests; plus opcheck of th
 operators."""
 
 import os
-import socket
 import tempfile
 
 import pytest

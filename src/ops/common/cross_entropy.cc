@@ -249,5 +249,40 @@ GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
   return k;
 }
 
+Status CheckShardAndAttributes(const char* op, const SocProfile& soc, const aclTensor* logits,
+                               int64_t class_offset, int64_t num_classes, const aclTensor* target,
+                               const aclTensor* weight, const char* reduction,
+                               double label_smoothing, double zloss_scale,
+                               const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* vs) {
+  constexpr int kShape = ACLNN_ERR_INNER_TILING_ERROR;
+  if (num_classes < 1 || class_offset < 0 || class_offset >= num_classes) {
+    return MakeError(kShape,
+                     "%s: classOffset %lld and numClasses %lld do not describe a shard (expected "
+                     "0 <= classOffset < numClasses).",
+                     op, static_cast<long long>(class_offset), static_cast<long long>(num_classes));
+  }
+  if (Rank(logits) != 2) {
+    return MakeError(kShape, "%s: logits has shape %s but must be 2-d (N, Vs).", op,
+                     ShapeString(logits).c_str());
+  }
+  const int64_t rows = logits->shape[0];
+  // The whole vocabulary's logits, for the rules on target and weight.
+  const aclTensor whole{
+      logits->dtype,        ACL_FORMAT_ND, {rows, num_classes}, {num_classes, 1}, 0,
+      {rows * num_classes}, logits->data};
+  int64_t c;
+  ACLNN_RETURN_IF_ERROR(CheckTargetsAndAttributes(op, soc, "logits (the whole vocabulary)", &whole,
+                                                  target, weight, reduction, label_smoothing,
+                                                  zloss_scale, grad_loss, r, n, &c));
+  *vs = logits->shape[1];
+  if (class_offset + *vs > num_classes) {
+    return MakeError(kShape,
+                     "%s: logits has %lld classes from classOffset %lld, beyond numClasses %lld.",
+                     op, static_cast<long long>(*vs), static_cast<long long>(class_offset),
+                     static_cast<long long>(num_classes));
+  }
+  return OkStatus();
+}
+
 }  // namespace ce
 }  // namespace aclnn_cpu

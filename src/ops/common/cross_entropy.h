@@ -37,6 +37,16 @@ Status CheckTargetsAndAttributes(const char* op, const SocProfile& soc, const ch
                                  double label_smoothing, double zloss_scale,
                                  const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* c);
 
+// The vocabulary-parallel operators' shard (logits (N, Vs), classes [class_offset,
+// class_offset + Vs) of num_classes): the place of the shard (561002), then
+// CheckTargetsAndAttributes against the whole vocabulary (target and weight are the whole
+// vocabulary's). On success *r and *n are set and *vs is the shard's width.
+Status CheckShardAndAttributes(const char* op, const SocProfile& soc, const aclTensor* logits,
+                               int64_t class_offset, int64_t num_classes, const aclTensor* target,
+                               const aclTensor* weight, const char* reduction,
+                               double label_smoothing, double zloss_scale,
+                               const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* vs);
+
 // 561003 where the profile's NPU has no kernel for `op`: the cross-entropy operators on the
 // 910/310P, aclnn-cpu's extensions (`extension`) on every NPU.
 Status CheckSocHasOperator(const char* op, const SocProfile& soc, bool extension);

@@ -46,34 +46,9 @@ Status Validate(const Args& a, Checked* out) {
   ce::Reduction r;
   int64_t n, c;
   if (a.shard) {
-    // The rules against the whole vocabulary (targets, weight), then the shard's place in it.
-    if (a.num_classes < 1 || a.class_offset < 0 || a.class_offset >= a.num_classes) {
-      return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
-                       "%s: classOffset %lld and numClasses %lld do not describe a shard "
-                       "(expected 0 <= classOffset < numClasses).",
-                       kOp, static_cast<long long>(a.class_offset),
-                       static_cast<long long>(a.num_classes));
-    }
-    if (Rank(a.log_prob) != 2) {
-      return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
-                       "%s: logits has shape %s but must be 2-d (N, Vs).", kOp,
-                       ShapeString(a.log_prob).c_str());
-    }
-    const int64_t rows_n = a.log_prob->shape[0];
-    const aclTensor whole{
-        a.log_prob->dtype,        ACL_FORMAT_ND,   {rows_n, a.num_classes}, {a.num_classes, 1}, 0,
-        {rows_n * a.num_classes}, a.log_prob->data};
-    ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(
-        kOp, soc, "logits (the whole vocabulary)", &whole, a.target, a.weight, a.reduction,
+    ACLNN_RETURN_IF_ERROR(ce::CheckShardAndAttributes(
+        kOp, soc, a.log_prob, a.class_offset, a.num_classes, a.target, a.weight, a.reduction,
         a.label_smoothing, a.zloss_scale, a.grad_loss, &r, &n, &c));
-    c = a.log_prob->shape[1];
-    if (a.class_offset + c > a.num_classes) {
-      return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
-                       "%s: logits has %lld classes from classOffset %lld, beyond numClasses "
-                       "%lld.",
-                       kOp, static_cast<long long>(c), static_cast<long long>(a.class_offset),
-                       static_cast<long long>(a.num_classes));
-    }
   } else {
     ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, lp_name, a.log_prob, a.target,
                                                         a.weight, a.reduction, a.label_smoothing,

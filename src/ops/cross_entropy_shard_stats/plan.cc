@@ -31,34 +31,12 @@ Status Validate(const Args& a, Checked* out) {
                                 {"weightedSumOut", a.weighted_sum_out}}) {
     ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, name, t, kFloat32Only, kDtype));
   }
-  if (a.num_classes < 1 || a.class_offset < 0 || a.class_offset >= a.num_classes) {
-    return MakeError(kShape,
-                     "%s: classOffset %lld and numClasses %lld do not describe a shard (expected "
-                     "0 <= classOffset < numClasses).",
-                     kOp, static_cast<long long>(a.class_offset),
-                     static_cast<long long>(a.num_classes));
-  }
-  if (Rank(a.logits) != 2) {
-    return MakeError(kShape, "%s: logits has shape %s but must be 2-d (N, Vs).", kOp,
-                     ShapeString(a.logits).c_str());
-  }
-  const int64_t rows = a.logits->shape[0], vs = a.logits->shape[1];
-  // The shared rules against the whole vocabulary (target dtype and shape, weight).
-  const aclTensor whole{
-      a.logits->dtype,        ACL_FORMAT_ND, {rows, a.num_classes}, {a.num_classes, 1}, 0,
-      {rows * a.num_classes}, a.logits->data};
   ce::Reduction r;
-  int64_t n, c;
+  int64_t n, vs;
   char none[] = "none";
-  ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, "logits (the whole vocabulary)",
-                                                      &whole, a.target, a.weight, none, 0.0, 0.0,
-                                                      nullptr, &r, &n, &c));
-  if (a.class_offset + vs > a.num_classes) {
-    return MakeError(kShape,
-                     "%s: logits has %lld classes from classOffset %lld, beyond numClasses %lld.",
-                     kOp, static_cast<long long>(vs), static_cast<long long>(a.class_offset),
-                     static_cast<long long>(a.num_classes));
-  }
+  ACLNN_RETURN_IF_ERROR(ce::CheckShardAndAttributes(kOp, soc, a.logits, a.class_offset,
+                                                    a.num_classes, a.target, a.weight, none, 0.0,
+                                                    0.0, nullptr, &r, &n, &vs));
   ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "lseOut", a.lse_out, {n}, "(N,)", kShape));
   ACLNN_RETURN_IF_ERROR(
       CheckShapeIs(kOp, "targetLogitOut", a.target_logit_out, {n}, "(N,)", kShape));
