@@ -71,7 +71,9 @@ TEST(VocabParallel, ShardStatisticsCombineToTheWholeVocabulary) {
       // Combined as aclnn_cpu.torch does: lse = log sum_s exp(lse_s); the others add up.
       std::vector<double> mx(kN, -HUGE_VAL), s(kN, 0.0), xt(kN, 0.0), ws(kN, 0.0);
       std::vector<std::vector<double>> lses;
-      for (const auto& [c0, len] : kShards) {
+      for (const auto& shard : kShards) {
+        // Plain copies: lambdas cannot capture structured bindings before C++20.
+        const int64_t c0 = shard.first, len = shard.second;
         DeviceTensor x(dt, {kN, len}), lse(ACL_FLOAT, {kN}), tl(ACL_FLOAT, {kN}),
             wsum(ACL_FLOAT, {kN});
         x.Set(Columns(p, c0, len));
@@ -153,7 +155,9 @@ TEST(VocabParallel, ShardGradientsAreTheWholeGradientsColumns) {
           aclnnCpuCrossEntropyLossGradFromLogits);
       ASSERT_EQ(full.status, 0) << full.message;
       const std::vector<double> want = whole.Get();
-      for (const auto& [c0, len] : kShards) {
+      for (const auto& shard : kShards) {
+        // Plain copies: lambdas cannot capture structured bindings before C++20.
+        const int64_t c0 = shard.first, len = shard.second;
         DeviceTensor xs(dt, {kN, len});
         xs.Set(Columns(p, c0, len));
         // In place over the shard's logits, as the torch operator's backward may run it.
