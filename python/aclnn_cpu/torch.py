@@ -253,6 +253,16 @@ def _raw_view(t: Optional[Tensor]):
     return None if t is None else (t.data_ptr(), tuple(t.shape), tuple(t.stride()))
 
 
+def _ext_call(fn, tensors, *attrs):
+    """An extension outside the operator table (_C.linear_cross_entropy, ...) over raw views of
+    `tensors` (None for absent ones); raises with the library's sentence."""
+    status, message = fn([_raw_view(t) for t in tensors],
+                         [_ac.acl_dtype(t) if t is not None else 0 for t in tensors], *attrs,
+                         torch.get_num_threads())
+    if status != 0:
+        _ac.raise_for(status, message)
+
+
 def _lce_run(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: Optional[Tensor],
              weight: Optional[Tensor], grad_loss: Optional[Tensor], reduction: str,
              ignore_index: int, label_smoothing: float, z_loss_scale: float, chunk_size: int,
@@ -266,13 +276,9 @@ def _lce_run(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
     gw = (torch.empty_like(linear_weight, memory_format=torch.contiguous_format)
           if with_grads else None)
     gb = torch.empty_like(linear_bias) if with_grads and linear_bias is not None else None
-    tensors = [input, linear_weight, linear_bias, target, weight, grad_loss, loss, lse, gi, gw, gb]
-    status, message = _ac._C.linear_cross_entropy(
-        [_raw_view(t) for t in tensors],
-        [_ac.acl_dtype(t) if t is not None else 0 for t in tensors], reduction, ignore_index,
-        label_smoothing, z_loss_scale, chunk_size, torch.get_num_threads())
-    if status != 0:
-        _ac.raise_for(status, message)
+    _ext_call(_ac._C.linear_cross_entropy,
+              [input, linear_weight, linear_bias, target, weight, grad_loss, loss, lse, gi, gw, gb],
+              reduction, ignore_index, label_smoothing, z_loss_scale, chunk_size)
     def empty():  # a fresh one each: outputs must not alias each other
         return input.new_empty((0,))
 
@@ -398,14 +404,6 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,
 
 
 # ---- vocabulary-parallel cross-entropy (docs/large_vocab.md) ----------------------------------
-
-def _ext_call(fn, tensors, *attrs):
-    status, message = fn([_raw_view(t) for t in tensors],
-                         [_ac.acl_dtype(t) if t is not None else 0 for t in tensors], *attrs,
-                         torch.get_num_threads())
-    if status != 0:
-        _ac.raise_for(status, message)
-
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_shard_stats", mutates_args=(),
                          device_types="cpu")

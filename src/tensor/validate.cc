@@ -1,5 +1,7 @@
 #include "tensor/validate.h"
 
+#include <algorithm>
+
 namespace aclnn_cpu {
 
 std::string DtypeList(DtypeSpan allowed) {
@@ -24,6 +26,16 @@ Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
   w += "]";
   return MakeError(code, "%s: %s has shape %s but must be %s = %s.", op, name,
                    ShapeString(t).c_str(), name_of_want, w.c_str());
+}
+
+Status CheckInPlaceView(const char* op, const char* out_name, const aclTensor* out,
+                        const char* in_name, const aclTensor* in) {
+  const TensorDesc x = DescribeTensor(in), o = DescribeTensor(out);
+  if (x.data != o.data || std::equal(x.strides, x.strides + x.rank, o.strides)) return OkStatus();
+  return MakeError(ACLNN_ERR_PARAM_INVALID,
+                   "%s: %s shares its data address with %s but not its strides; in place, %s "
+                   "must be the same view as %s.",
+                   op, out_name, in_name, out_name, in_name);
 }
 
 }  // namespace aclnn_cpu

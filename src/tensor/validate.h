@@ -61,6 +61,11 @@ inline Status CheckDim(const char* op, int64_t dim, int rank, int64_t* wrapped) 
   return OkStatus();
 }
 
+// An operator that may compute in place: `out` may be `in`'s own view (the same data address,
+// the same strides), not another view of the same bytes (ACLNN_ERR_PARAM_INVALID).
+Status CheckInPlaceView(const char* op, const char* out_name, const aclTensor* out,
+                        const char* in_name, const aclTensor* in);
+
 // Shape must equal `want` (given as a list of dims; `name_of_want` describes it, e.g. "(N, C)").
 Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
                     std::initializer_list<int64_t> want, const char* name_of_want, int code);

@@ -75,14 +75,7 @@ Status Validate(const Args& a, Checked* out) {
       ACLNN_RETURN_IF_ERROR(check_stats_dtype("gradLossOptional", a.grad_loss));
       ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "gradLossOptional", a.grad_loss, r, n));
     }
-    // In place: gradOut may be the input's own view, not another view of the same bytes.
-    const TensorDesc x = DescribeTensor(a.input), o = DescribeTensor(a.grad_out);
-    if (x.data == o.data && !std::equal(x.strides, x.strides + x.rank, o.strides)) {
-      return MakeError(kDtype,
-                       "%s: gradOut shares its data address with input but not its strides; in "
-                       "place, gradOut must be the same view as input.",
-                       op);
-    }
+    ACLNN_RETURN_IF_ERROR(CheckInPlaceView(op, "gradOut", a.grad_out, "input", a.input));
   }
   if (c == 0 || (n == 0 && r == ce::Reduction::kNone)) {
     out->empty = true;  // no element of any output exists to be written

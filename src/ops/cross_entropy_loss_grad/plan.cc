@@ -75,16 +75,7 @@ Status Validate(const Args& a, Checked* out) {
     }
     ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, lse_name, a.lse, {n}, "(N,)", kTiling));
   }
-  if (logits) {
-    // In place: out may be the logits' own view, not another view of the same bytes.
-    const TensorDesc x = DescribeTensor(a.log_prob), o = DescribeTensor(a.out);
-    if (x.data == o.data && !std::equal(x.strides, x.strides + x.rank, o.strides)) {
-      return MakeError(kDtype,
-                       "%s: out shares its data address with logits but not its strides; in "
-                       "place, out must be the same view as logits.",
-                       kOp);
-    }
-  }
+  if (logits) ACLNN_RETURN_IF_ERROR(CheckInPlaceView(kOp, "out", a.out, "logits", a.log_prob));
   if (n == 0 || c == 0) {
     out->empty = true;
     return OkStatus();
