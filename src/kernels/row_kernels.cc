@@ -2,6 +2,7 @@
 #include "kernels/row_kernels.h"
 
 #include <cmath>
+#include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/row_kernels.cc"
@@ -169,6 +170,8 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
 
+bool HasHardwareBf16() { return ACLNN_CPU_HW_BF16 != 0; }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace aclnn_cpu
 HWY_AFTER_NAMESPACE();
@@ -184,6 +187,7 @@ namespace aclnn_cpu {
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
 #undef ACLNN_EXPORT_KERNEL
+HWY_EXPORT(HasHardwareBf16);
 
 void FlushStreamingStores() { hwy::FlushStream(); }
 
@@ -194,11 +198,13 @@ double LogSumExpShifted(double rest, double count_at_max) {
 RowKernels GetRowKernels(aclDataType t) {
   InitDispatch();
   RowKernels k;
+  // BF16 through the AVX512_BF16 instructions where the CPU and the chosen target have them.
+  const bool hw_bf16 = HardwareConversionsOn() && ACLNN_DYNAMIC_POINTER(HasHardwareBf16)();
 #define ACLNN_SET_KERNEL(member, Prefix, S) k.member = ACLNN_DYNAMIC_POINTER(Prefix##_##S);
-#define ACLNN_FLOAT_TYPE(S, E, T)          \
-  if (t == E) {                            \
-    k.dtype = #S;                          \
-    ACLNN_ROW_KERNELS(ACLNN_SET_KERNEL, S) \
+#define ACLNN_FLOAT_TYPE(S, E, T)                                          \
+  if (t == E && std::is_same_v<T, Bf16Hw> == (t == ACL_BF16 && hw_bf16)) { \
+    k.dtype = #S;                                                          \
+    ACLNN_ROW_KERNELS(ACLNN_SET_KERNEL, S)                                 \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE

@@ -3,6 +3,23 @@
 //
 // Highway 1.0.3's f32->bf16 DemoteTo truncates, and its software f32->f16 DemoteTo (targets
 // without F16C) truncates too; our stores round to nearest even on every target.
+//
+// Two bf16 lane types: hwy::bfloat16_t rounds with integer operations; Bf16Hw (same bits in
+// memory) rounds with AVX512_BF16's vcvtneps2bf16 / vcvtne2ps2bf16 on Highway's AVX-512
+// targets, and with the integer operations on every other target. Kernels are compiled for
+// both; GetRowKernels picks Bf16Hw's only where the CPU has AVX512_BF16 (simd/dispatch.h).
+// Both give the same bits: the instruction rounds to nearest even and quiets NaN as the integer
+// path does, and reads subnormal inputs as zero, so a vector with a subnormal lane converts
+// with the integer path.
+#ifndef ACLNN_CPU_SIMD_BF16_HW_TYPE_
+#define ACLNN_CPU_SIMD_BF16_HW_TYPE_
+#include <cstdint>
+namespace aclnn_cpu {
+struct Bf16Hw {
+  uint16_t bits;
+};
+}  // namespace aclnn_cpu
+#endif
 #if defined(ACLNN_CPU_SIMD_CONVERT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ACLNN_CPU_SIMD_CONVERT_INL_H_
 #undef ACLNN_CPU_SIMD_CONVERT_INL_H_
@@ -28,6 +45,16 @@
 #define ACLNN_CPU_HW_F16 0
 #endif
 
+// Whether this target has the AVX512_BF16 conversions (compiled in; run only where the CPU has
+// them). Highway 1.0.3 has no target that enables them, so they are written as inline assembly
+// (which needs no compiler target flag) inside the AVX-512 targets' code.
+#undef ACLNN_CPU_HW_BF16
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define ACLNN_CPU_HW_BF16 1
+#else
+#define ACLNN_CPU_HW_BF16 0
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace aclnn_cpu {
 namespace HWY_NAMESPACE {
@@ -43,6 +70,10 @@ HWY_INLINE hn::Vec<D> LoadF32(D d, const float* p) {
 template <class D>
 HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::bfloat16_t* p) {
   return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, D>(), p));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const Bf16Hw* p) {
+  return LoadF32(d, reinterpret_cast<const hwy::bfloat16_t*>(p));
 }
 template <class D>
 HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::float16_t* p) {
@@ -94,6 +125,38 @@ HWY_INLINE void StoreF32(D d, hn::Vec<D> v, hwy::bfloat16_t* p) {
   const hn::Rebind<uint16_t, D> du16;
   const auto hi = hn::BitCast(di, hn::ShiftRight<16>(Bf16InUpperBits(d, v)));  // fits u16
   hn::StoreU(hn::DemoteTo(du16, hi), du16, reinterpret_cast<uint16_t*>(p));
+}
+
+#if ACLNN_CPU_HW_BF16
+// Whether any lane of a full f32 vector is subnormal (vfpclassps, AVX512DQ).
+HWY_INLINE bool AnySubnormal(hn::Vec512<float> v) {
+  return _mm512_fpclass_ps_mask(v.raw, 0x20) != 0;
+}
+// 16 f32 lanes to 16 bf16 lanes by vcvtneps2bf16 (no subnormal lane).
+HWY_INLINE hn::Vec256<uint16_t> Bf16ByHardware(hn::Vec512<float> v) {
+  __m256i r;
+  asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v.raw));
+  return hn::Vec256<uint16_t>{r};
+}
+// 2 x 16 f32 lanes to 32 bf16 lanes, lo's first, by vcvtne2ps2bf16 (no subnormal lane).
+HWY_INLINE hn::Vec512<uint16_t> Bf16PairByHardware(hn::Vec512<float> lo, hn::Vec512<float> hi) {
+  __m512i r;
+  asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(r) : "v"(hi.raw), "v"(lo.raw));
+  return hn::Vec512<uint16_t>{r};
+}
+#endif
+
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::Vec<D> v, Bf16Hw* p) {
+#if ACLNN_CPU_HW_BF16
+  if constexpr (hn::MaxLanes(D()) == 16) {
+    if (HWY_LIKELY(!AnySubnormal(v))) {
+      hn::StoreU(Bf16ByHardware(v), hn::Full256<uint16_t>(), reinterpret_cast<uint16_t*>(p));
+      return;
+    }
+  }
+#endif
+  StoreF32(d, v, reinterpret_cast<hwy::bfloat16_t*>(p));
 }
 
 // `d` is unused where the hardware converts (AArch64 NEON/SVE: GCC's -Wunused-parameter).
@@ -182,6 +245,10 @@ HWY_INLINE hwy::bfloat16_t PadValue<hwy::bfloat16_t>(float v) {
   return r;
 }
 template <>
+HWY_INLINE Bf16Hw PadValue<Bf16Hw>(float v) {
+  return Bf16Hw{FloatToBf16(v)};
+}
+template <>
 HWY_INLINE hwy::float16_t PadValue<hwy::float16_t>(float v) {
   hwy::float16_t r;
   const uint16_t h = FloatToFp16(v);
@@ -216,12 +283,34 @@ HWY_INLINE void StreamOutputVector(D d, float* out, size_t i, Compute& compute) 
 }
 // (Not on HWY_SCALAR, which has no ConcatOdd/Combine and never streams: one-lane vectors.)
 #if HWY_TARGET != HWY_SCALAR
+// Two f32 vectors rounded to one vector of bf16 lanes, lo's first (integer operations).
+template <class D>
+HWY_INLINE hn::Vec<hn::Repartition<uint16_t, D>> Bf16PairBySoftware(D d, hn::Vec<D> lo,
+                                                                    hn::Vec<D> hi) {
+  const hn::Repartition<uint16_t, D> du16;
+  return hn::ConcatOdd(du16, hn::BitCast(du16, Bf16InUpperBits(d, hi)),
+                       hn::BitCast(du16, Bf16InUpperBits(d, lo)));
+}
 template <class D, class Compute>
 HWY_INLINE void StreamOutputVector(D d, hwy::bfloat16_t* out, size_t i, Compute& compute) {
-  const hn::Repartition<uint16_t, D> du16;
-  const auto lo = hn::BitCast(du16, Bf16InUpperBits(d, compute(i, hn::Lanes(d))));
-  const auto hi = hn::BitCast(du16, Bf16InUpperBits(d, compute(i + hn::Lanes(d), hn::Lanes(d))));
-  hn::Stream(hn::ConcatOdd(du16, hi, lo), du16, reinterpret_cast<uint16_t*>(out + i));
+  const auto lo = compute(i, hn::Lanes(d));
+  const auto hi = compute(i + hn::Lanes(d), hn::Lanes(d));
+  hn::Stream(Bf16PairBySoftware(d, lo, hi), hn::Repartition<uint16_t, D>(),
+             reinterpret_cast<uint16_t*>(out + i));
+}
+template <class D, class Compute>
+HWY_INLINE void StreamOutputVector(D d, Bf16Hw* out, size_t i, Compute& compute) {
+#if ACLNN_CPU_HW_BF16
+  if constexpr (hn::MaxLanes(D()) == 16) {
+    const auto lo = compute(i, hn::Lanes(d));
+    const auto hi = compute(i + hn::Lanes(d), hn::Lanes(d));
+    const bool hw = HWY_LIKELY(!AnySubnormal(lo) && !AnySubnormal(hi));
+    hn::Stream(hw ? Bf16PairByHardware(lo, hi) : Bf16PairBySoftware(d, lo, hi),
+               hn::Full512<uint16_t>(), reinterpret_cast<uint16_t*>(out + i));
+    return;
+  }
+#endif
+  StreamOutputVector(d, reinterpret_cast<hwy::bfloat16_t*>(out), i, compute);
 }
 template <class D, class Compute>
 HWY_INLINE void StreamOutputVector(D d, hwy::float16_t* out, size_t i, Compute& compute) {

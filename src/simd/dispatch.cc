@@ -1,5 +1,9 @@
 #include "simd/dispatch.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -102,6 +106,39 @@ std::vector<int64_t> SupportedCompiledTargets() {
   }
   return out;
 }
+
+bool CpuHasAvx512Bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    // CPUID.(EAX=7, ECX=1):EAX bit 5; subleaf 1 exists when leaf 7's EAX (max subleaf) >= 1.
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || a < 1) return false;
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
+    return (a & (1u << 5)) != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+namespace {
+// Tri-state: -1 = not yet read from the environment.
+std::atomic<int> g_hw_convert{-1};
+}  // namespace
+
+bool HardwareConversionsOn() {
+  int on = g_hw_convert.load(std::memory_order_acquire);
+  if (on < 0) {
+    const char* env = std::getenv("ACLNN_CPU_HW_CONVERT");
+    on = (env != nullptr && std::string(env) == "0") ? 0 : 1;
+    int expected = -1;
+    if (!g_hw_convert.compare_exchange_strong(expected, on)) on = expected;
+  }
+  return on != 0 && CpuHasAvx512Bf16();
+}
+
+void SetHardwareConversions(bool on) { g_hw_convert.store(on ? 1 : 0, std::memory_order_release); }
 
 void ForceTarget(int64_t target) {
   std::lock_guard<std::mutex> lock(g_mu);

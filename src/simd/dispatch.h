@@ -26,6 +26,17 @@ const char* TargetName(int64_t target);
 // portable fallback Highway compiled), or 0.
 int64_t CompiledTargetByName(const char* name);
 
+// Hardware 16-bit conversions beyond Highway's targets: f32 -> bf16 with AVX512_BF16
+// (vcvtneps2bf16) on the AVX-512 targets. Same bits as the integer rounding (round to nearest
+// even, NaN quieted; subnormal lanes take the integer path). On by default where the CPU has
+// them; ACLNN_CPU_HW_CONVERT=0 in the environment (read once) or SetHardwareConversions(false)
+// turns them off, for A/B runs and for the tests that compare both. Plans made before a change
+// keep the kernels they took. (f32 <-> f16 uses F16C / NEON through Highway on every target
+// that has them: always on.)
+bool CpuHasAvx512Bf16();
+bool HardwareConversionsOn();  // CpuHasAvx512Bf16() and not turned off
+void SetHardwareConversions(bool on);
+
 }  // namespace aclnn_cpu
 
 // In a Highway multi-target TU (after HWY_EXPORT): the function chosen for the current target.

@@ -335,3 +335,60 @@ int RunEverywhere(const char* name, ::testing::AssertionResult (*check)(const Ca
   }
 ACLNN_ROW_KERNELS(ACLNN_KERNEL_TEST, _)
 #undef ACLNN_KERNEL_TEST
+
+// f32 -> bf16 rounding gives the same bits on every target, with and without the AVX512_BF16
+// instructions (ForEachTarget runs the AVX-512 targets both ways where the CPU has them): ties,
+// the values just around them, subnormals (which the instruction reads as zero, so they must
+// take the integer path), overflow to inf, inf and NaN with payloads. ce_grad with lp = 0,
+// a = 0, b = -1 writes w[j] + 0 rounded to the dtype.
+TEST(RowKernels, Bf16RoundingIsTheSameWithAndWithoutHardware) {
+  std::vector<float> w;
+  for (uint32_t hi = 0; hi < 65536; ++hi) {
+    for (uint32_t lo : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xC000u, 0xFFFFu}) {
+      const uint32_t bits = hi << 16 | lo;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      w.push_back(f);
+    }
+  }
+  // Whole vectors with one subnormal lane among normal ones, and vice versa.
+  for (int k = 0; k < 64; ++k) w.push_back(k % 16 == 3 ? 1e-39f : 1.0f + k / 1024.0f);
+  const size_t n = w.size();
+  const std::vector<uint16_t> zeros(n, 0);
+  std::vector<uint16_t> out(n + 1);
+  std::vector<std::pair<std::string, std::vector<uint16_t>>> results;
+  ForEachTarget([&](const std::string& target) {
+    const RowKernels k = aclnn_cpu::GetRowKernels(ACL_BF16);
+    for (bool stream : {false, true}) {
+      for (size_t misalign : {0, 1}) {
+        k.ce_grad(zeros.data(), out.data() + misalign, n - misalign, 0.0f, 0.0f, -1.0f,
+                  w.data() + misalign, stream);
+        aclnn_cpu::FlushStreamingStores();
+        int wrong = 0;
+        for (size_t i = misalign; i < n; ++i) {
+          const double want = ref::RoundTo(ACL_BF16, static_cast<double>(w[i]) + 0.0);
+          const uint16_t got = out[i];
+          const bool same = std::isnan(want) ? std::isnan(ref::Decode(ACL_BF16, got))
+                                             : got == ref::Encode(ACL_BF16, want);
+          if (!same && wrong++ < 3) {
+            uint32_t in_bits;
+            std::memcpy(&in_bits, &w[i], 4);
+            ADD_FAILURE() << target << " " << k.dtype << " stream " << stream << ": " << w[i]
+                          << " (0x" << std::hex << in_bits << ") became 0x" << got << std::dec;
+          }
+        }
+        EXPECT_EQ(wrong, 0) << target << " " << k.dtype << " stream " << stream << " misalign "
+                            << misalign;
+        if (!stream && misalign == 0) results.emplace_back(target, out);
+      }
+    }
+  });
+  // NaN payloads too: the two ways of each AVX-512 target agree bit for bit.
+  for (const auto& [name, bits] : results) {
+    for (const auto& [other, other_bits] : results) {
+      if (other == name + " sw-bf16") {
+        EXPECT_TRUE(bits == other_bits) << name << " and " << other << " differ";
+      }
+    }
+  }
+}

@@ -61,20 +61,26 @@ class DeviceTensor {
 std::vector<double> Uniform(std::mt19937_64& rng, int64_t n, double lo, double hi);
 std::vector<double> Normal(std::mt19937_64& rng, int64_t n, double mean, double stddev);
 
-// Runs `body` once per Highway target this CPU supports (ForceTarget), restoring the default
-// afterwards; SCOPED_TRACE names the target.
+// Runs `body` once per Highway target this CPU supports (ForceTarget), and on a target that
+// can use the AVX512_BF16 conversions (simd/dispatch.h) once with them and once without
+// ("AVX3" and "AVX3 sw-bf16"); restores the default afterwards. body gets the name.
 template <typename F>
 void ForEachTarget(F&& body);
-std::vector<std::pair<int64_t, std::string>> Targets();
-void UseTarget(int64_t target);
+struct TargetChoice {
+  int64_t target = 0;      // 0: the normal choice
+  bool hw_convert = true;  // hardware 16-bit conversions where the CPU has them
+  std::string name;
+};
+std::vector<TargetChoice> Targets();
+void UseTarget(const TargetChoice& t);
 
 template <typename F>
 void ForEachTarget(F&& body) {
   for (const auto& t : Targets()) {
-    UseTarget(t.first);
-    body(t.second);
+    UseTarget(t);
+    body(t.name);
   }
-  UseTarget(0);
+  UseTarget(TargetChoice{});
 }
 
 }  // namespace testing_support
