@@ -2,6 +2,7 @@
 #include "kernels/row_kernels.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
@@ -190,6 +191,17 @@ namespace aclnn_cpu {
 HWY_EXPORT(HasHardwareBf16);
 
 void FlushStreamingStores() { hwy::FlushStream(); }
+
+uint64_t StreamingOutputBytes() {
+  static const uint64_t bytes = [] {
+    const char* env = std::getenv("ACLNN_CPU_STREAMING_MIN_BYTES");
+    if (env == nullptr || *env < '0' || *env > '9') return kStreamingOutputBytes;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    return *end == '\0' ? static_cast<uint64_t>(v) : kStreamingOutputBytes;
+  }();
+  return bytes;
+}
 
 double LogSumExpShifted(double rest, double count_at_max) {
   return std::log(count_at_max) + std::log1p(rest / count_at_max);

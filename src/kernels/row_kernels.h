@@ -81,6 +81,10 @@ void FlushStreamingStores();
 // Outputs at least this large are written with non-temporal stores: they exceed the caches,
 // so a consumer would not find them there, and streaming saves the read-for-ownership.
 constexpr uint64_t kStreamingOutputBytes = uint64_t{32} << 20;
+// The threshold plans use: kStreamingOutputBytes, or ACLNN_CPU_STREAMING_MIN_BYTES from the
+// environment (read once; a number of bytes: 0 streams every output, a huge one none), for
+// measuring the store policy on a given machine (docs/performance.md).
+uint64_t StreamingOutputBytes();
 
 // log(sum of exp(x - m)) of a row from sum_exp's two parts, in double.
 double LogSumExpShifted(double rest, double count_at_max);

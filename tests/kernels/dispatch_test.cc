@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/row_kernels.h"
+
 namespace {
 
 using aclnn_cpu::CompiledTargetByName;
@@ -66,3 +68,25 @@ TEST(Dispatch, EnvironmentCapsTheTarget) {
 }
 
 }  // namespace
+
+// The AVX512_BF16 conversions: on where the CPU has them, off with ACLNN_CPU_HW_CONVERT=0 (the
+// CTest entry dispatch_hw_convert_env runs this test so) or SetHardwareConversions(false); the
+// bf16 kernels follow, on the AVX-512 targets only.
+TEST(Dispatch, HardwareConversionsFollowTheCpuAndTheSwitch) {
+  const char* env = std::getenv("ACLNN_CPU_HW_CONVERT");
+  const bool off = env != nullptr && std::string(env) == "0";
+  EXPECT_EQ(aclnn_cpu::HardwareConversionsOn(), aclnn_cpu::CpuHasAvx512Bf16() && !off);
+  for (bool on : {false, true}) {
+    aclnn_cpu::SetHardwareConversions(on);
+    for (int64_t t : SupportedCompiledTargets()) {
+      aclnn_cpu::ForceTarget(t);
+      const bool avx512 = std::string(TargetName(t)).rfind("AVX3", 0) == 0;
+      const bool hw = on && avx512 && aclnn_cpu::CpuHasAvx512Bf16();
+      EXPECT_STREQ(aclnn_cpu::GetRowKernels(ACL_BF16).dtype, hw ? "bf16hw" : "bf16")
+          << TargetName(t) << " conversions " << on;
+      EXPECT_STREQ(aclnn_cpu::GetRowKernels(ACL_FLOAT).dtype, "f32");
+    }
+  }
+  aclnn_cpu::ForceTarget(0);
+  aclnn_cpu::SetHardwareConversions(!off);
+}

@@ -5,6 +5,7 @@
 // the same row) and C is odd, so output rows start at every alignment.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -91,4 +92,15 @@ TEST(StreamingStores, EveryOperatorRowsMatchPlainStores) {
       EXPECT_TRUE(streamed) << "no full-size output";
     }
   }
+}
+
+// ACLNN_CPU_STREAMING_MIN_BYTES (read once) replaces the threshold; the CTest entry
+// streaming_threshold_env runs this test with it set to 4096.
+TEST(StreamingStores, ThresholdFromTheEnvironment) {
+  const char* env = std::getenv("ACLNN_CPU_STREAMING_MIN_BYTES");
+  if (env == nullptr) {
+    EXPECT_EQ(aclnn_cpu::StreamingOutputBytes(), aclnn_cpu::kStreamingOutputBytes);
+    return;
+  }
+  EXPECT_EQ(aclnn_cpu::StreamingOutputBytes(), std::strtoull(env, nullptr, 10));
 }

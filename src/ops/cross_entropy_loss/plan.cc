@@ -156,7 +156,7 @@ class CeFwdPlan final : public Plan {
     // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
     split_ = contiguous_ && !with_grad_ && SplitRowsAcrossThreads(k_.n, k_.c, threads_);
     stream_ = contiguous_ &&
-              static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= kStreamingOutputBytes;
+              static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= StreamingOutputBytes();
     if (split_) {
       chunks_ = booker_.Book<ChunkSums>(static_cast<uint64_t>(k_.n * RowChunks(k_.c)));
     }

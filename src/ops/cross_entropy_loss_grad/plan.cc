@@ -134,7 +134,7 @@ class CeGradPlan final : public Plan {
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
     threads_ = NumThreads();
     stream_ = contiguous_ &&
-              static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= kStreamingOutputBytes;
+              static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= StreamingOutputBytes();
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
     coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(k_.n));
     if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(classes_));

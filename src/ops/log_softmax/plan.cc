@@ -62,7 +62,7 @@ class LsmFwdPlan final : public Plan {
     threads_ = NumThreads();
     stream_ = path_ == Path::kDirect &&
               static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(o_.dtype)) >=
-                  kStreamingOutputBytes;
+                  StreamingOutputBytes();
     if (path_ != Path::kDirect) {
       const uint64_t per = path_ == Path::kDouble ? 2 : 1;  // doubles take two floats
       scratch_ = booker_.Book<float>(per * static_cast<uint64_t>(threads_) *

@@ -81,7 +81,7 @@ class LsmBwdPlan final : public Plan {
     threads_ = NumThreads();
     stream_ = path_ == Path::kRows &&
               static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(in_)) >=
-                  kStreamingOutputBytes;
+                  StreamingOutputBytes();
     const uint64_t D = static_cast<uint64_t>(geo_.axis_len);
     if (path_ == Path::kRows && SplitRowsAcrossThreads(geo_.num_slices, geo_.axis_len, threads_)) {
       partial_ = booker_.Book<double>(static_cast<uint64_t>(geo_.num_slices) *
