@@ -14,7 +14,8 @@ namespace bench {
 double MeasureBandwidth(const std::string& kind, int threads);
 // The reference for the fraction columns, kind "copy" (the cross-entropy operators: one read,
 // one write) or "rd2wr1" (LogSoftmaxBackward: two reads, one write): the better of its plain
-// and non-temporal versions, each measured once per process and cached.
+// and non-temporal versions, each measured once per process and cached (or taken from
+// ACLNN_CPU_BENCH_BANDWIDTH, which bench/run.sh sets from its round's Bandwidth/ run).
 double Bandwidth(const std::string& kind, int threads);
 
 }  // namespace bench

@@ -3,6 +3,7 @@
 // bandwidth (copy and read-2/write-1 kernels with plain and non-temporal stores, same process),
 // our operator, and PyTorch's, registered side by side so that ratios come from one run.
 #include <benchmark/benchmark.h>
+#include <sched.h>
 
 #include <thread>
 
@@ -12,7 +13,11 @@
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  const int all = static_cast<int>(std::thread::hardware_concurrency());
+  // "All threads" = the CPUs this process may run on (taskset -c 0,1 benchmarks 2 cores of a
+  // larger machine), not every CPU online.
+  cpu_set_t set;
+  int all = static_cast<int>(std::thread::hardware_concurrency());
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) all = CPU_COUNT(&set);
   std::vector<int> thread_counts = {1};
   if (all > 1) thread_counts.push_back(all);
   for (int t : thread_counts) {

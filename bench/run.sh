@@ -25,22 +25,46 @@ export GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.mallo
 rounds=${ROUNDS:-3}
 avx512=no
 grep -qw avx512f /proc/cpuinfo && avx512=yes
-files=() extra=()
+bench=./build-bench/bench/aclnn_cpu_bench
+# One process per problem (ours and PyTorch, 1 and all threads): with the tunables above the
+# heap keeps what it grew to, and one process for the whole list grew past this machine's 24
+# GiB in its second round (the out-of-memory killer, 2026-12-04). The round's bandwidth is
+# measured once, first, and handed to every process of the round.
+list() { "$bench" --benchmark_list_tests --benchmark_filter="$1" | sed -E 's#^[a-z]+/(.*)/threads:[0-9]+/real_time$#\1#' | uniq; }
+escape() { sed 's/[].[+*?^$(){}|\\]/\\&/g' <<<"$1"; }
+mapfile -t problems < <(list "^ours/.*($cases)")
+mapfile -t with_torch < <(list "^pytorch/.*($cases)")
+rounds_dirs=() extra_dirs=()
 for r in $(seq "$rounds"); do
-  echo "== round $r of $rounds" >&2
-  ./build-bench/bench/aclnn_cpu_bench --benchmark_min_time=1 \
-    --benchmark_filter="^(Bandwidth/|(ours|pytorch)/.*($cases))" \
-    --benchmark_out="build-bench/bench-$r.json" --benchmark_out_format=json
-  files+=("build-bench/bench-$r.json")
-  if [ $avx512 = yes ]; then
-    ATEN_CPU_CAPABILITY=avx512 ./build-bench/bench/aclnn_cpu_bench --benchmark_min_time=1 \
-      --benchmark_filter="^(Bandwidth/|pytorch/.*($cases))" \
-      --benchmark_out="build-bench/bench-$r-avx512.json" --benchmark_out_format=json
-    extra+=("build-bench/bench-$r-avx512.json")
-  fi
+  echo "== round $r of $rounds (${#problems[@]} problems)" >&2
+  dir=build-bench/round-$r
+  rm -rf "$dir" && mkdir -p "$dir/default" "$dir/avx512"
+  "$bench" --benchmark_filter='^Bandwidth/' --benchmark_out="$dir/default/000.json" \
+    --benchmark_out_format=json
+  # Every process of the round takes these figures for its fractions (bandwidth.h).
+  ACLNN_CPU_BENCH_BANDWIDTH=$(python3 -c 'import json, sys
+print(",".join(b["name"].split("/", 1)[1].replace("threads:", "").replace("/iterations:1", "")
+               + "=" + str(b["GB/s"]) for b in json.load(open(sys.argv[1]))["benchmarks"]))' \
+    "$dir/default/000.json")
+  export ACLNN_CPU_BENCH_BANDWIDTH
+  i=0
+  for p in "${problems[@]}"; do
+    i=$((i + 1))
+    out=$(printf '%s/%03d.json' "$dir/default" "$i")
+    re=$(escape "$p")
+    "$bench" --benchmark_min_time=1 --benchmark_filter="^(ours|pytorch)/$re/threads:" \
+      --benchmark_out="$out" --benchmark_out_format=json
+    if [ $avx512 = yes ] && printf '%s\n' "${with_torch[@]}" | grep -qxF -- "$p"; then
+      ATEN_CPU_CAPABILITY=avx512 "$bench" --benchmark_min_time=1 \
+        --benchmark_filter="^pytorch/$re/threads:" \
+        --benchmark_out="$(printf '%s/%03d.json' "$dir/avx512" "$i")" --benchmark_out_format=json
+    fi
+  done
+  rounds_dirs+=("$dir/default")
+  extra_dirs+=("$dir/avx512")
 done
-if [ ${#extra[@]} -gt 0 ]; then
-  python3 tools/perf_table.py "${files[@]}" --avx512 "${extra[@]}"
+if [ $avx512 = yes ]; then
+  python3 tools/perf_table.py "${rounds_dirs[@]}" --avx512 "${extra_dirs[@]}"
 else
-  python3 tools/perf_table.py "${files[@]}"
+  python3 tools/perf_table.py "${rounds_dirs[@]}"
 fi

@@ -3,24 +3,32 @@
 docs/performance.md: per case and thread count, our time, GB/s, the fraction of the machine's
 bandwidth measured in the same run, PyTorch's time and the speed-up.
 
-usage: perf_table.py ROUND.json [ROUND.json ...] [--avx512 AVX512.json [AVX512.json ...]]
+usage: perf_table.py ROUND [ROUND ...] [--avx512 AVX512 [AVX512 ...]]
 
-Each ROUND.json is one run of the suite (ours and PyTorch's default path); the optional
+Each ROUND is one run of the suite (ours and PyTorch's default path): a JSON file, or a
+directory of them (bench/run.sh runs one process per problem) read in name order; the optional
 AVX512.json files are PyTorch's runs with ATEN_CPU_CAPABILITY=avx512, the k-th made right
 after the k-th round. Times are the median over the rounds; the fraction of bandwidth and the
 speed-up (against the faster of PyTorch's paths in that round) are computed within each round,
 then the median over the rounds is reported, since only ratios measured side by side mean
 anything on a noisy machine."""
+import glob
 import json
+import os
 import statistics
 import sys
 
 
+def benchmarks(path):
+    paths = sorted(glob.glob(os.path.join(path, "*.json"))) if os.path.isdir(path) else [path]
+    for p in paths:
+        with open(p) as f:
+            yield from json.load(f)["benchmarks"]
+
+
 def load(path):
-    with open(path) as f:
-        data = json.load(f)
     rows, bandwidth = {}, {}
-    for b in data["benchmarks"]:
+    for b in benchmarks(path):
         name = b["name"]
         if name.startswith("Bandwidth/"):
             bandwidth[name[len("Bandwidth/"):].replace("/iterations:1", "")] = b.get("GB/s", 0.0)
@@ -65,7 +73,7 @@ def main(argv):
     runs = [load(p) for p in rounds]
     runs512 = [load(p) for p in extra]
     print(bandwidth_line("Bandwidth measured with ours", runs))
-    if runs512:
+    if any(bw for _, bw in runs512):
         print()
         print(bandwidth_line("Bandwidth in the PyTorch AVX-512 runs", runs512))
     print()
