@@ -47,23 +47,59 @@ float MaxT(const T* x, size_t n) {
   return r;
 }
 
+// Adds exp(x - m) over [p, p + len) (len <= kSumBlock) to *total, leaving out the elements
+// equal to a finite m, which are counted in *count: one block of sum_exp.
 template <class T>
-double SumExpT(const T* x, size_t n, float m, double* k) {
+HWY_INLINE void BlockSumExp(const T* p, size_t len, float m, double* total, double* count) {
   const DF d;
   const VF vm = hn::Set(d, m), one = hn::Set(d, 1.0f);
+  VF acc = hn::Zero(d), cnt = hn::Zero(d);
+  ForEachVector(d, len, [&](size_t i, size_t c) {
+    const VF v = LoadPartialF32(d, p + i, c, -HUGE_VALF);  // pad: exp(-inf) = 0
+    const auto at_max = hn::And(hn::Eq(v, vm), hn::IsFinite(v));
+    acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF(d, hn::Sub(v, vm))));
+    cnt = hn::Add(cnt, hn::IfThenElseZero(at_max, one));
+  });
+  *total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
+  *count += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, cnt)));
+}
+
+template <class T>
+double SumExpT(const T* x, size_t n, float m, double* k) {
   double total = 0.0, count = 0.0;
   for (size_t b = 0; b < n; b += kSumBlock) {
-    const size_t len = n - b < kSumBlock ? n - b : kSumBlock;
-    VF acc = hn::Zero(d), cnt = hn::Zero(d);
-    ForEachVector(d, len, [&](size_t i, size_t c) {
-      const VF v = LoadPartialF32(d, x + b + i, c, -HUGE_VALF);  // pad: exp(-inf) = 0
-      const auto at_max = hn::And(hn::Eq(v, vm), hn::IsFinite(v));
-      acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF(d, hn::Sub(v, vm))));
-      cnt = hn::Add(cnt, hn::IfThenElseZero(at_max, one));
-    });
-    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
-    count += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, cnt)));
+    BlockSumExp(x + b, n - b < kSumBlock ? n - b : kSumBlock, m, &total, &count);
   }
+  *k = count;
+  return total;
+}
+
+// One pass: each block's maximum first (the block then sits in L1 for its exponentials); when
+// the running maximum rises, what was summed so far is rescaled in double. A running maximum of
+// -inf means every element so far was -inf: they add exp(-inf) = 0, so their block is skipped.
+// Elements whose maximum max_sum_exp takes at once: 8 summation blocks (16 KiB of f32, in L1
+// for the exponentials that follow).
+constexpr size_t kMaxBlock = 8 * kSumBlock;
+
+template <class T>
+double MaxSumExpT(const T* x, size_t n, float* max, double* k) {
+  float m = -HUGE_VALF;
+  double total = 0.0, count = 0.0;
+  for (size_t b = 0; b < n; b += kMaxBlock) {
+    const size_t len = n - b < kMaxBlock ? n - b : kMaxBlock;
+    const float mb = MaxT(x + b, len);
+    if (mb > m || mb != mb) {
+      // The old maximum's elements now add exp(m - mb) each (0 when m = -inf; NaN when mb is).
+      total = (total + count) * std::exp(static_cast<double>(m) - static_cast<double>(mb));
+      count = 0.0;
+      m = mb;
+    }
+    if (m == -HUGE_VALF) continue;
+    for (size_t s = 0; s < len; s += kSumBlock) {
+      BlockSumExp(x + b + s, len - s < kSumBlock ? len - s : kSumBlock, m, &total, &count);
+    }
+  }
+  *max = m;
   *k = count;
   return total;
 }
@@ -152,6 +188,9 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
   float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }             \
   double SumExp_##S(const void* x, size_t n, float m, double* k) {                                 \
     return SumExpT(static_cast<const T*>(x), n, m, k);                                             \
+  }                                                                                                \
+  double MaxSumExp_##S(const void* x, size_t n, float* m, double* k) {                             \
+    return MaxSumExpT(static_cast<const T*>(x), n, m, k);                                          \
   }                                                                                                \
   void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n, bool st) {                 \
     LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                          \

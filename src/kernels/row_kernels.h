@@ -15,6 +15,9 @@
 //                          blocked like sum; *k = the number of elements equal to a finite m
 //                          (each contributes exactly 1). Keeping the 1s apart keeps log(k + R)
 //                          = log(k) + log1p(R / k) accurate when R is tiny (confident rows).
+//   max_sum_exp(x, n, m, k) = sum_exp(x, n, *m, k) with *m = max(x, n), in one pass over x:
+//                          block by block, the running maximum's sum rescaled (in double) when
+//                          it rises. An empty row or a row of -inf: *m = -inf, 0, *k = 0.
 //   lsm_fwd(x,m,l,out,n,stream): out = (x - m) - l. out may alias x. `stream` as for lsm_bwd.
 //   ce_grad(lp,out,n,shift,a,b,w,stream): out = exp(lp - shift) * a - b * w[j] (w == nullptr:
 //                          w[j] = 1; shift 0 for log-probabilities, the row's log-sum-exp for
@@ -50,6 +53,7 @@ struct RowKernels {
                   bool stream) = nullptr;
   float (*max)(const void* x, size_t n) = nullptr;
   double (*sum_exp)(const void* x, size_t n, float m, double* k) = nullptr;
+  double (*max_sum_exp)(const void* x, size_t n, float* m, double* k) = nullptr;
   void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n, bool stream) = nullptr;
   void (*ce_grad)(const void* lp, void* out, size_t n, float shift, float a, float b,
                   const float* w, bool stream) = nullptr;
@@ -67,6 +71,7 @@ struct RowKernels {
   X(lsm_bwd, LsmBwd, extra)         \
   X(max, Max, extra)                \
   X(sum_exp, SumExp, extra)         \
+  X(max_sum_exp, MaxSumExp, extra)  \
   X(lsm_fwd, LsmFwd, extra)         \
   X(ce_grad, CeGrad, extra)         \
   X(dot, Dot, extra)                \

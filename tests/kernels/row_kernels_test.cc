@@ -26,8 +26,8 @@ using tolerance::kEps32;
 
 namespace {
 
-constexpr size_t kLengths[] = {0,  1,  2,  3,  4,  5,  7,  8,   9,   11, 15,
-                               16, 17, 19, 31, 32, 33, 35, 511, 512, 513};
+constexpr size_t kLengths[] = {0,  1,  2,  3,  4,  5,  7,  8,   9,   11,  15,
+                               16, 17, 19, 31, 32, 33, 35, 511, 512, 513, 1537};
 constexpr aclDataType kDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
 // Summation: f32 partials over blocks of at most 512 elements (plus the lane reduction).
 constexpr double kSumTerms = 512 + 16;
@@ -155,6 +155,49 @@ double SumAbs(const std::vector<double>& v) {
   const double got = c.k.sum_exp(x.p(), c.n, static_cast<float>(m), &k);
   if (k != count) return ::testing::AssertionFailure() << "count " << k << ", want " << count;
   return Near(got, want, bound);
+}
+
+// The sum of Check_sum_exp with the row's own maximum, on rows whose maximum rises from block
+// to block (rescaling), two elements at it in the last block, and for rows of more than two
+// blocks a first block of -inf; then a row of -inf.
+::testing::AssertionResult Check_max_sum_exp(const Case& c) {
+  // The longest case also runs over three of the kernel's 4096-element maximum blocks.
+  const size_t n = c.n == 1537 ? 3 * 4096 + 5 : c.n;
+  Buf x(c.dt, n, c.misalign);
+  std::vector<double> v = c.Uniform(n, -12.0, 3.0);
+  for (size_t i = 0; i < n; ++i) v[i] += 8.0 * static_cast<double>(i) / static_cast<double>(n);
+  if (n > 2) v[n - 2] = v[n - 1] = 12.0;  // in the last block
+  for (size_t i = 0; n > 1024 && i < 512; ++i) v[i] = -HUGE_VAL;
+  v = x.Set(v);
+  double m = -HUGE_VAL;
+  for (double e : v) m = std::max(m, e);
+  double want = 0, count = 0, bound = 0;
+  for (double e : v) {
+    if (e == m) {
+      count += 1;
+      continue;
+    }
+    if (e == -HUGE_VAL) continue;  // adds exp(-inf) = 0
+    const double t = std::exp(e - m);
+    want += t;
+    bound += t * (4 * kEps32 + std::fabs(e - m) * kEps32 + kSumTerms * kEps32);
+  }
+  float got_m = 0;
+  double k = -1;
+  const double got = c.k.max_sum_exp(x.p(), n, &got_m, &k);
+  if (static_cast<double>(got_m) != m) {
+    return ::testing::AssertionFailure() << "max " << got_m << ", want " << m;
+  }
+  if (k != count) return ::testing::AssertionFailure() << "count " << k << ", want " << count;
+  ::testing::AssertionResult r = Near(got, want, bound);
+  if (!r) return r;
+  x.Set(std::vector<double>(n, -HUGE_VAL));
+  const double none = c.k.max_sum_exp(x.p(), n, &got_m, &k);
+  if (got_m != -HUGE_VALF || k != 0 || none != 0) {
+    return ::testing::AssertionFailure()
+           << "a row of -inf gave max " << got_m << ", count " << k << ", sum " << none;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 ::testing::AssertionResult Check_lsm_bwd(const Case& c) {

@@ -120,8 +120,10 @@ struct RowLoss {
   double nll, smooth, zl;
 };
 
-// A row's reductions over one kRowChunk chunk (slices.h). Rows are always reduced chunk by
-// chunk, chunks combined in order, so a row split across threads gives the same bits.
+// A row's reductions over one kRowChunk chunk (slices.h): its maximum and its sum of
+// exp(x - max) in one pass (max_sum_exp), then its weighted sum shifted by the row's maximum.
+// Rows are always reduced chunk by chunk, chunks combined in order, so a row split across
+// threads gives the same bits.
 struct ChunkSums {
   float max;
   double rest, k, dot;
@@ -130,6 +132,26 @@ struct ChunkSums {
 
 // The row maximum from its chunks' maxima, in order; a NaN anywhere gives NaN.
 inline float FoldMax(float m, float chunk) { return (chunk > m || chunk != chunk) ? chunk : m; }
+
+// A row's maximum and its sum of exp(x - max) split as sum_exp's (*k elements at a finite
+// maximum, *rest the others) from its chunks' own, in order: a chunk whose maximum is below the
+// row's adds its sum and its count, times exp(chunk max - row max) in double.
+inline float CombineChunks(const ChunkSums* parts, int64_t nc, double* rest, double* k) {
+  float m = -HUGE_VALF;
+  for (int64_t c = 0; c < nc; ++c) m = FoldMax(m, parts[c].max);
+  *rest = 0.0;
+  *k = 0.0;
+  for (int64_t c = 0; c < nc; ++c) {
+    if (parts[c].max == m) {
+      *rest += parts[c].rest;
+      *k += parts[c].k;
+    } else {
+      *rest += (parts[c].rest + parts[c].k) *
+               std::exp(static_cast<double>(parts[c].max) - static_cast<double>(m));
+    }
+  }
+  return m;
+}
 
 class CeFwdPlan final : public Plan {
  public:
@@ -155,6 +177,10 @@ class CeFwdPlan final : public Plan {
     }
     // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
     split_ = contiguous_ && !with_grad_ && SplitRowsAcrossThreads(k_.n, k_.c, threads_);
+    if (!split_) {  // one row's chunk sums per thread
+      row_chunks_ = booker_.Book<ChunkSums>(static_cast<uint64_t>(threads_) *
+                                            static_cast<uint64_t>(RowChunks(k_.c)));
+    }
     stream_ = contiguous_ &&
               static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= StreamingOutputBytes();
     if (split_) {
@@ -194,9 +220,11 @@ class CeFwdPlan final : public Plan {
       RunSplitRows(Grant<ChunkSums>(workspace, chunks_), rows, w, scan.w_sum, terms, threads);
     } else {
       float* scratch = Grant<float>(workspace, scratch_);
+      ChunkSums* row_chunks = Grant<ChunkSums>(workspace, row_chunks_);
       ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
         float* f = scratch + static_cast<int64_t>(tid) * k_.c;
-        for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan, f);
+        ChunkSums* parts = row_chunks + static_cast<int64_t>(tid) * RowChunks(k_.c);
+        for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan, f, parts);
         if (stream_) FlushStreamingStores();
       });
     }
@@ -208,28 +236,28 @@ class CeFwdPlan final : public Plan {
   const char* RowX(int64_t i) const { return x_.data + i * x_.strides[0] * DtypeSize(dtype_); }
   char* RowLp(int64_t i) const { return lp_.data + i * lp_.strides[0] * DtypeSize(dtype_); }
 
-  // Chunk [c0, c0 + len) of a contiguous row `src` (element size esz): its maximum.
-  float ChunkMax(const void* src, int64_t esz, int64_t c0, int64_t len) const {
-    return kernels_.max(static_cast<const char*>(src) + c0 * esz, static_cast<size_t>(len));
+  // Chunk [c0, c0 + len) of a contiguous row `src` (element size esz): its maximum and sum of
+  // exponentials, reading it once.
+  void ChunkStats(const void* src, int64_t esz, int64_t c0, int64_t len, ChunkSums* out) const {
+    out->rest = kernels_.max_sum_exp(static_cast<const char*>(src) + c0 * esz,
+                                     static_cast<size_t>(len), &out->max, &out->k);
+    out->dot = 0.0;
   }
-  // The sums of that chunk with the row maximum m; the weighted shifted sum only when needed.
-  void ChunkExpDot(const void* src, int64_t esz, int64_t c0, int64_t len, float m, const float* w,
-                   bool dot, ChunkSums* out) const {
-    const char* p = static_cast<const char*>(src) + c0 * esz;
-    out->rest = kernels_.sum_exp(p, static_cast<size_t>(len), m, &out->k);
-    out->dot = dot ? kernels_.dot(p, w ? w + c0 : nullptr, static_cast<size_t>(len), m) : 0.0;
+  // That chunk's weighted sum shifted by the row maximum m (from cache: the chunk was just read).
+  void ChunkDot(const void* src, int64_t esz, int64_t c0, int64_t len, float m, const float* w,
+                ChunkSums* out) const {
+    out->dot = kernels_.dot(static_cast<const char*>(src) + c0 * esz, w ? w + c0 : nullptr,
+                            static_cast<size_t>(len), m);
   }
 
-  // A row's loss terms (zero for an ignored row) from its chunk sums, added in order; *log_s
-  // receives log(sum exp(x - m)) and *lse the row's log-sum-exp.
-  RowLoss FinishRow(const ce::RowTarget& rt, float m, const ChunkSums* parts, int64_t nc,
-                    double w_sum, double* log_s, double* lse) const {
+  // A row's loss terms (zero for an ignored row) from its chunk sums, combined in order; *m
+  // receives the row maximum, *log_s log(sum exp(x - m)) and *lse the row's log-sum-exp.
+  RowLoss FinishRow(const ce::RowTarget& rt, const ChunkSums* parts, int64_t nc, double w_sum,
+                    float* m_out, double* log_s, double* lse) const {
     double rest = 0.0, k = 0.0, dot = 0.0;
-    for (int64_t c = 0; c < nc; ++c) {
-      rest += parts[c].rest;
-      k += parts[c].k;
-      dot += parts[c].dot;
-    }
+    const float m = CombineChunks(parts, nc, &rest, &k);
+    for (int64_t c = 0; c < nc; ++c) dot += parts[c].dot;
+    *m_out = m;
     *log_s = LogSumExpShifted(rest, k);
     *lse = static_cast<double>(m) + *log_s;
     RowLoss t{0.0, 0.0, 0.0};
@@ -253,10 +281,10 @@ class CeFwdPlan final : public Plan {
     }
   }
 
-  // logProb and lse of row i, and its loss terms, on one thread. Chunk sums are added in the
-  // order FinishRow adds them, so the bits equal the split path's.
+  // logProb and lse of row i, and its loss terms, on one thread; parts: room for the row's chunk
+  // sums, combined by FinishRow as on the split path (the same bits).
   RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, const ce::TargetScan& scan,
-                 float* f) const {
+                 float* f, ChunkSums* parts) const {
     const double w_sum = scan.w_sum;
     const char* x = RowX(i);
     const void* src = x;
@@ -265,23 +293,26 @@ class CeFwdPlan final : public Plan {
       src = f;
     }
     const int64_t esz = contiguous_ ? DtypeSize(dtype_) : int64_t{sizeof(float)};
-    float m = -HUGE_VALF;
-    for (int64_t c0 = 0; c0 < k_.c; c0 += kRowChunk) {
-      m = FoldMax(m, ChunkMax(src, esz, c0, std::min(kRowChunk, k_.c - c0)));
+    const int64_t nc = RowChunks(k_.c);
+    for (int64_t c = 0; c < nc; ++c) {
+      ChunkStats(src, esz, c * kRowChunk, std::min(kRowChunk, k_.c - c * kRowChunk), &parts[c]);
     }
-    ChunkSums total{m, 0.0, 0.0, 0.0, TargetInput(i, rt)};
-    for (int64_t c0 = 0; c0 < k_.c; c0 += kRowChunk) {
-      ChunkSums part;
-      ChunkExpDot(src, esz, c0, std::min(kRowChunk, k_.c - c0), m, w, rt.t >= 0, &part);
-      total.rest += part.rest;
-      total.k += part.k;
-      total.dot += part.dot;
+    const double xt = TargetInput(i, rt);
+    parts[0].xt = xt;
+    if (rt.t >= 0) {
+      double rest, k;
+      const float row_max = CombineChunks(parts, nc, &rest, &k);
+      for (int64_t c = 0; c < nc; ++c) {
+        ChunkDot(src, esz, c * kRowChunk, std::min(kRowChunk, k_.c - c * kRowChunk), row_max, w,
+                 &parts[c]);
+      }
     }
+    float m;
     double log_s, lse;
     // Loss terms read the input before logProb is written (f may be rewritten in place).
-    const RowLoss t = FinishRow(rt, m, &total, 1, w_sum, &log_s, &lse);
+    const RowLoss t = FinishRow(rt, parts, nc, w_sum, &m, &log_s, &lse);
     StoreLse(i, lse);
-    if (with_grad_) GradRow(i, rt, lse, total.xt, src, w, scan, f);
+    if (with_grad_) GradRow(i, rt, lse, xt, src, w, scan, f);
     if (lean_) return t;
     char* lp = RowLp(i);
     kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
@@ -333,10 +364,10 @@ class CeFwdPlan final : public Plan {
     ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }
 
-  // Fewer rows than threads: work items are (row, chunk), in three passes (chunk maxima; chunk
-  // sums with the row maximum; the row's terms and logProb), each split over the threads. The
-  // first pass also reads the input at the target, before any logProb (which may alias the
-  // input) is written.
+  // Fewer rows than threads: work items are (row, chunk), in three passes (chunk maxima and sums
+  // of exponentials; chunk weighted sums with the row maximum; the row's terms and logProb),
+  // each split over the threads. The first pass also reads the input at the target, before any
+  // logProb (which may alias the input) is written.
   void RunSplitRows(ChunkSums* parts, const ce::RowTarget* rows, const float* w, double w_sum,
                     RowLoss* terms, int threads) const {
     const int64_t nc = RowChunks(k_.c), esz = DtypeSize(dtype_);
@@ -347,18 +378,19 @@ class CeFwdPlan final : public Plan {
     };
     ForEachRowChunkParallel(k_.n, k_.c, threads, false,
                             [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
-                              parts[it].max = ChunkMax(RowX(i), esz, c0, len);
+                              ChunkStats(RowX(i), esz, c0, len, &parts[it]);
                               if (c0 == 0) parts[it].xt = TargetInput(i, rows[i]);
                             });
-    ForEachRowChunkParallel(
-        k_.n, k_.c, threads, false, [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
-          ChunkExpDot(RowX(i), esz, c0, len, row_max(i), w, rows[i].t >= 0, &parts[it]);
-        });
+    ForEachRowChunkParallel(k_.n, k_.c, threads, false,
+                            [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
+                              if (rows[i].t >= 0)
+                                ChunkDot(RowX(i), esz, c0, len, row_max(i), w, &parts[it]);
+                            });
     ForEachRowChunkParallel(
         k_.n, k_.c, threads, stream_, [&](int64_t i, int64_t, int64_t c0, int64_t len) {
-          const float m = row_max(i);
+          float m;
           double log_s, lse;
-          const RowLoss t = FinishRow(rows[i], m, &parts[i * nc], nc, w_sum, &log_s, &lse);
+          const RowLoss t = FinishRow(rows[i], &parts[i * nc], nc, w_sum, &m, &log_s, &lse);
           if (c0 == 0) {  // one item per row writes the row's results
             terms[i] = t;
             StoreLse(i, lse);
@@ -417,7 +449,7 @@ class CeFwdPlan final : public Plan {
   int threads_ = 1;
   WorkspaceBooker booker_;
   bool split_ = false, stream_ = false;
-  WorkspaceBooking rows_, terms_, weights_, scratch_, chunks_;
+  WorkspaceBooking rows_, terms_, weights_, scratch_, chunks_, row_chunks_;
   const char* target_name_ = "";
 };
 

@@ -106,9 +106,11 @@ class LsmFwdPlan final : public Plan {
         GatherF32(x_.dtype, o_.dtype, x, geo_.axis_stride[0], D, f);
         src = f;
       }
-      const float m = kernels_.max(src, n);
+      // One pass from memory for the maximum and the sum; the output pass then finds the row in
+      // cache (a row of up to L2's size).
+      float m;
       double k;
-      const double rest = kernels_.sum_exp(src, n, m, &k);
+      const double rest = kernels_.max_sum_exp(src, n, &m, &k);
       const float l = static_cast<float>(LogSumExpShifted(rest, k));
       kernels_.lsm_fwd(src, m, l, path_ == Path::kDirect ? static_cast<void*>(o) : f, n, stream_);
       if (stream_) FlushStreamingStores();
