@@ -2,6 +2,7 @@
 // runner per operator PyTorch has, keyed by the operator table's name (an operator without an
 // entry here has no PyTorch column):
 //   log_softmax_backward: at::_log_softmax_backward_data_out into a preallocated tensor;
+//   log_softmax: at::_log_softmax_out into a preallocated tensor;
 //   cross_entropy_loss_grad: the full autograd backward of at::cross_entropy_loss with the same
 //     options (the gradient a PyTorch user gets), graph built once, retain_graph = true, the
 //     logits' gradient reset each iteration (run with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 so
@@ -31,6 +32,14 @@ void LogSoftmaxBackward(benchmark::State& state, const optable::Problem& p) {
   at::Tensor out = at::zeros(p.shape, opts);
   at::_log_softmax_backward_data_out(out, g, y, p.dim, ToTorch(p.dtype));  // warm-up
   for (auto _ : state) at::_log_softmax_backward_data_out(out, g, y, p.dim, ToTorch(p.dtype));
+}
+
+void LogSoftmax(benchmark::State& state, const optable::Problem& p) {
+  const auto opts = at::TensorOptions().dtype(ToTorch(p.dtype));
+  at::Tensor x = at::rand(p.shape, opts) * 8 - 4;
+  at::Tensor out = at::zeros(p.shape, opts);
+  at::_log_softmax_out(out, x, p.dim, false);  // warm-up
+  for (auto _ : state) at::_log_softmax_out(out, x, p.dim, false);
 }
 
 // Logits, targets (every ignore_every-th row ignored, as often as in the table's problems) and
@@ -81,6 +90,7 @@ struct Runner {
   void (*run)(benchmark::State&, const optable::Problem&);
 };
 constexpr Runner kRunners[] = {{"log_softmax_backward", LogSoftmaxBackward},
+                               {"log_softmax", LogSoftmax},
                                {"cross_entropy_loss_grad", CrossEntropyLossGrad},
                                {"cross_entropy_loss", CrossEntropyLoss}};
 

@@ -2,6 +2,7 @@
 """PyTorch's side of the benchmark from Python, for machines where bench/torch_bench.cc cannot
 link libtorch (another machine's PyTorch, no compiler for it): the same problems, timed the same
 way (LogSoftmaxBackward: aten._log_softmax_backward_data into a preallocated tensor;
+LogSoftmax: aten._log_softmax into a preallocated tensor;
 CrossEntropyLossGrad: autograd backward of F.cross_entropy, graph built once, retain_graph;
 CrossEntropyLoss: the forward; five untimed warm-up calls), written as Google Benchmark JSON
 ("pytorch/<case>/threads:<n>/real_time") that tools/perf_table.py merges with our runs.
@@ -46,6 +47,11 @@ def runner(case):
         y = torch.rand(shape, dtype=dtype) * 4 - 12
         out = torch.zeros(shape, dtype=dtype)
         return lambda: torch.ops.aten._log_softmax_backward_data.out(g, y, dim, dtype, out=out)
+    if op == "LogSoftmax":
+        dim = int(opts[len("dim"):])
+        x = torch.rand(shape, dtype=dtype) * 8 - 4
+        out = torch.zeros(shape, dtype=dtype)
+        return lambda: torch.ops.aten._log_softmax.out(x, dim, False, out=out)
     if "zloss" in opts:
         return None  # PyTorch has no z-loss
     n, c = shape
