@@ -133,6 +133,27 @@ double SumAbs(const std::vector<double>& v) {
   return Near(c.k.max(x.p(), c.n), -HUGE_VAL, 0.0) << " (a row of -inf)";
 }
 
+// sum_exp's contract in double: the elements equal to m counted, exp(x - m) of the others
+// summed (-inf adds 0), and the error bound of that sum.
+struct ExpSum {
+  double want = 0, count = 0, bound = 0;
+};
+ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
+  ExpSum r;
+  for (double e : v) {
+    if (e == m) {
+      r.count += 1;
+      continue;
+    }
+    if (e == -HUGE_VAL) continue;
+    const double t = std::exp(e - m);
+    r.want += t;
+    // exp within 2 ulp (2^-22 relative), x - m rounded in f32, then the blocked sum.
+    r.bound += t * (4 * kEps32 + std::fabs(e - m) * kEps32 + kSumTerms * kEps32);
+  }
+  return r;
+}
+
 ::testing::AssertionResult Check_sum_exp(const Case& c) {
   Buf x(c.dt, c.n, c.misalign);
   std::vector<double> v = c.Uniform(c.n, -12.0, 3.0);
@@ -140,21 +161,11 @@ double SumAbs(const std::vector<double>& v) {
   v = x.Set(v);
   double m = c.n > 2 ? 3.0 : 0.0;
   for (double e : v) m = std::max(m, e);
-  double want = 0, count = 0, bound = 0;
-  for (double e : v) {
-    if (e == m) {
-      count += 1;
-      continue;
-    }
-    const double t = std::exp(e - m);
-    want += t;
-    // exp within 2 ulp (2^-22 relative), x - m rounded in f32, then the blocked sum.
-    bound += t * (4 * kEps32 + std::fabs(e - m) * kEps32 + kSumTerms * kEps32);
-  }
+  const ExpSum e = ExpectedSumExp(v, m);
   double k = -1;
   const double got = c.k.sum_exp(x.p(), c.n, static_cast<float>(m), &k);
-  if (k != count) return ::testing::AssertionFailure() << "count " << k << ", want " << count;
-  return Near(got, want, bound);
+  if (k != e.count) return ::testing::AssertionFailure() << "count " << k << ", want " << e.count;
+  return Near(got, e.want, e.bound);
 }
 
 // The sum of Check_sum_exp with the row's own maximum, on rows whose maximum rises from block
@@ -162,7 +173,7 @@ double SumAbs(const std::vector<double>& v) {
 // blocks a first block of -inf; then a row of -inf.
 ::testing::AssertionResult Check_max_sum_exp(const Case& c) {
   // The longest case also runs over three of the kernel's 4096-element maximum blocks.
-  const size_t n = c.n == 1537 ? 3 * 4096 + 5 : c.n;
+  const size_t n = c.n == kLengths[std::size(kLengths) - 1] ? 3 * 4096 + 5 : c.n;
   Buf x(c.dt, n, c.misalign);
   std::vector<double> v = c.Uniform(n, -12.0, 3.0);
   for (size_t i = 0; i < n; ++i) v[i] += 8.0 * static_cast<double>(i) / static_cast<double>(n);
@@ -171,25 +182,15 @@ double SumAbs(const std::vector<double>& v) {
   v = x.Set(v);
   double m = -HUGE_VAL;
   for (double e : v) m = std::max(m, e);
-  double want = 0, count = 0, bound = 0;
-  for (double e : v) {
-    if (e == m) {
-      count += 1;
-      continue;
-    }
-    if (e == -HUGE_VAL) continue;  // adds exp(-inf) = 0
-    const double t = std::exp(e - m);
-    want += t;
-    bound += t * (4 * kEps32 + std::fabs(e - m) * kEps32 + kSumTerms * kEps32);
-  }
+  const ExpSum e = ExpectedSumExp(v, m);
   float got_m = 0;
   double k = -1;
   const double got = c.k.max_sum_exp(x.p(), n, &got_m, &k);
   if (static_cast<double>(got_m) != m) {
     return ::testing::AssertionFailure() << "max " << got_m << ", want " << m;
   }
-  if (k != count) return ::testing::AssertionFailure() << "count " << k << ", want " << count;
-  ::testing::AssertionResult r = Near(got, want, bound);
+  if (k != e.count) return ::testing::AssertionFailure() << "count " << k << ", want " << e.count;
+  ::testing::AssertionResult r = Near(got, e.want, e.bound);
   if (!r) return r;
   x.Set(std::vector<double>(n, -HUGE_VAL));
   const double none = c.k.max_sum_exp(x.p(), n, &got_m, &k);
