@@ -15,6 +15,22 @@ HWY_BEFORE_NAMESPACE();
 namespace aclnn_cpu {
 namespace HWY_NAMESPACE {
 
+// Software prefetch `pf` elements past p + i (pf == 0: none). Prefetches never fault; the address
+// is formed as an integer because it may lie past the row (usually in the next row).
+template <class T>
+HWY_INLINE void PrefetchAhead(const T* p, size_t i, size_t pf) {
+  if (pf != 0) {
+    hwy::Prefetch(reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p + i) + pf * sizeof(T)));
+  }
+}
+
+// The prefetch distance of the loops that compute an exp per element read from memory, in
+// elements of T (PrefetchBytes() in row_kernels.h says why).
+template <class T>
+HWY_INLINE size_t PrefetchElements() {
+  return static_cast<size_t>(PrefetchBytes()) / sizeof(T);
+}
+
 template <class T>
 double SumT(const T* x, size_t n) {
   return BlockedSum(x, n, 0.0f, [](VF v) { return v; });
@@ -24,7 +40,9 @@ template <class T>
 void LsmBwdT(const T* g, const T* y, float s, T* out, size_t n, bool stream) {
   const DF d;
   const VF vs = hn::Set(d, s);
+  const size_t pf = PrefetchElements<T>();  // y comes from memory; g from cache (summed before)
   ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
+    PrefetchAhead(y, i, pf);
     const VF vg = LoadPartialF32(d, g + i, c, 0.0f);
     const VF vy = LoadPartialF32(d, y + i, c, 0.0f);
     return hn::NegMulAdd(ExpF(d, vy), vs, vg);
@@ -48,27 +66,40 @@ float MaxT(const T* x, size_t n) {
 }
 
 // Adds exp(x - m) over [p, p + len) (len <= kSumBlock) to *total, leaving out the elements
-// equal to a finite m, which are counted in *count: one block of sum_exp.
+// equal to a finite m, which are counted in *count: one block of sum_exp. m is the maximum of
+// the elements (sum_exp's contract), so with m finite x - m <= 0 or NaN, and an element equal to
+// m is finite. pf: prefetch distance in elements.
 template <class T>
-HWY_INLINE void BlockSumExp(const T* p, size_t len, float m, double* total, double* count) {
+HWY_INLINE void BlockSumExp(const T* p, size_t len, float m, double* total, double* count,
+                            size_t pf) {
   const DF d;
-  const VF vm = hn::Set(d, m), one = hn::Set(d, 1.0f);
-  VF acc = hn::Zero(d), cnt = hn::Zero(d);
-  ForEachVector(d, len, [&](size_t i, size_t c) {
-    const VF v = LoadPartialF32(d, p + i, c, -HUGE_VALF);  // pad: exp(-inf) = 0
-    const auto at_max = hn::And(hn::Eq(v, vm), hn::IsFinite(v));
-    acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF(d, hn::Sub(v, vm))));
-    cnt = hn::Add(cnt, hn::IfThenElseZero(at_max, one));
-  });
+  const VF vm = hn::Set(d, m);
+  VF acc = hn::Zero(d);
+  if (std::isfinite(m)) {
+    size_t cnt = 0;
+    ForEachVector(d, len, [&](size_t i, size_t c) {
+      PrefetchAhead(p, i, pf);
+      const VF v = LoadPartialF32(d, p + i, c, -HUGE_VALF);  // pad: exp(-inf) = 0
+      const auto at_max = hn::Eq(v, vm);
+      acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF<true>(d, hn::Sub(v, vm))));
+      cnt += hn::CountTrue(d, at_max);
+    });
+    *count += static_cast<double>(cnt);
+  } else {
+    // m = +inf or NaN (the sum is NaN) or -inf (every element -inf): nothing equals a finite m.
+    ForEachVector(d, len, [&](size_t i, size_t c) {
+      acc = hn::Add(acc, ExpF(d, hn::Sub(LoadPartialF32(d, p + i, c, -HUGE_VALF), vm)));
+    });
+  }
   *total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
-  *count += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, cnt)));
 }
 
 template <class T>
 double SumExpT(const T* x, size_t n, float m, double* k) {
   double total = 0.0, count = 0.0;
+  const size_t pf = PrefetchElements<T>();
   for (size_t b = 0; b < n; b += kSumBlock) {
-    BlockSumExp(x + b, n - b < kSumBlock ? n - b : kSumBlock, m, &total, &count);
+    BlockSumExp(x + b, n - b < kSumBlock ? n - b : kSumBlock, m, &total, &count, pf);
   }
   *k = count;
   return total;
@@ -78,13 +109,15 @@ double SumExpT(const T* x, size_t n, float m, double* k) {
 // the running maximum rises, what was summed so far is rescaled in double. A running maximum of
 // -inf means every element so far was -inf: they add exp(-inf) = 0, so their block is skipped.
 // Elements whose maximum max_sum_exp takes at once: 8 summation blocks (16 KiB of f32, in L1
-// for the exponentials that follow).
+// for the exponentials that follow). While a block's exponentials are computed, the next block
+// is prefetched (unless PrefetchBytes() is 0), so that memory and the exp overlap.
 constexpr size_t kMaxBlock = 8 * kSumBlock;
 
 template <class T>
 double MaxSumExpT(const T* x, size_t n, float* max, double* k) {
   float m = -HUGE_VALF;
   double total = 0.0, count = 0.0;
+  const size_t pf = PrefetchBytes() != 0 ? kMaxBlock : 0;
   for (size_t b = 0; b < n; b += kMaxBlock) {
     const size_t len = n - b < kMaxBlock ? n - b : kMaxBlock;
     const float mb = MaxT(x + b, len);
@@ -96,7 +129,7 @@ double MaxSumExpT(const T* x, size_t n, float* max, double* k) {
     }
     if (m == -HUGE_VALF) continue;
     for (size_t s = 0; s < len; s += kSumBlock) {
-      BlockSumExp(x + b + s, len - s < kSumBlock ? len - s : kSumBlock, m, &total, &count);
+      BlockSumExp(x + b + s, len - s < kSumBlock ? len - s : kSumBlock, m, &total, &count, pf);
     }
   }
   *max = m;
@@ -118,7 +151,9 @@ void CeGradT(const T* lp, T* out, size_t n, float shift, float a, float b, const
              bool stream) {
   const DF d;
   const VF va = hn::Set(d, a), vb = hn::Set(d, b), vs = hn::Set(d, shift);
+  const size_t pf = PrefetchElements<T>();
   ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
+    PrefetchAhead(lp, i, pf);
     // lp - 0 is lp exactly (signed zeros, infinities and NaN included).
     const VF p = ExpF(d, hn::Sub(LoadPartialF32(d, lp + i, c, 0.0f), vs));
     const VF wj = w != nullptr ? LoadPartialF32(d, w + i, c, 0.0f) : hn::Set(d, 1.0f);
@@ -151,11 +186,12 @@ constexpr size_t kColBlockRows = 256;
 
 template <class T>
 void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_t sg, size_t sy,
-                 size_t so) {
+                 size_t so, bool stream) {
   const DF d;
   const size_t N = hn::Lanes(d);
   HWY_ALIGN float block[kMaxTileCols];
-  HWY_ALIGN float sums[kMaxTileCols];
+  // A vector may start anywhere in the row (the store's alignment decides) and run past cols.
+  HWY_ALIGN float sums[kMaxTileCols + hn::MaxLanes(d)] = {};
   double total[kMaxTileCols] = {};
   for (size_t r0 = 0; r0 < rows; r0 += kColBlockRows) {
     const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
@@ -169,12 +205,18 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
     for (size_t j = 0; j < cols; ++j) total[j] += static_cast<double>(block[j]);
   }
   for (size_t j = 0; j < cols; ++j) sums[j] = static_cast<float>(total[j]);
+  // y comes from memory: its rows `ahead` rows on (about PrefetchBytes() ahead) are prefetched.
+  const size_t pf = PrefetchElements<T>();
+  const size_t ahead = pf / cols > 1 ? pf / cols : 1;
   for (size_t r = 0; r < rows; ++r) {
-    ForEachVector(d, cols, [&](size_t j, size_t c) {
-      const VF vg = LoadPartialF32(d, g + r * sg + j, c, 0.0f);
-      const VF vy = LoadPartialF32(d, y + r * sy + j, c, 0.0f);
-      StorePartialF32(d, hn::NegMulAdd(ExpF(d, vy), hn::Load(d, sums + j), vg), out + r * so + j,
-                      c);
+    const size_t pf_r = pf != 0 && r + ahead < rows ? ahead * sy : 0;
+    const T* gr = g + r * sg;
+    const T* yr = y + r * sy;
+    ForEachOutputVector(d, out + r * so, cols, stream, [&](size_t j, size_t c) {
+      PrefetchAhead(yr, j, pf_r);
+      const VF vg = LoadPartialF32(d, gr + j, c, 0.0f);
+      const VF vy = LoadPartialF32(d, yr + j, c, 0.0f);
+      return hn::NegMulAdd(ExpF(d, vy), hn::LoadU(d, sums + j), vg);
     });
   }
 }
@@ -203,9 +245,9 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
     return DotT(static_cast<const T*>(x), w, n, m);                                                \
   }                                                                                                \
   void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,           \
-                      size_t sg, size_t sy, size_t so) {                                           \
+                      size_t sg, size_t sy, size_t so, bool st) {                                  \
     LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,    \
-                cols, sg, sy, so);                                                                 \
+                cols, sg, sy, so, st);                                                             \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE
@@ -231,14 +273,27 @@ HWY_EXPORT(HasHardwareBf16);
 
 void FlushStreamingStores() { hwy::FlushStream(); }
 
+namespace {
+// A number of bytes from the environment variable `name` (digits only, at most `max`), else
+// `fallback`.
+uint64_t BytesFromEnvironment(const char* name, uint64_t fallback, uint64_t max) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env < '0' || *env > '9') return fallback;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(env, &end, 10);
+  return *end == '\0' && v <= max ? static_cast<uint64_t>(v) : fallback;
+}
+}  // namespace
+
 uint64_t StreamingOutputBytes() {
-  static const uint64_t bytes = [] {
-    const char* env = std::getenv("ACLNN_CPU_STREAMING_MIN_BYTES");
-    if (env == nullptr || *env < '0' || *env > '9') return kStreamingOutputBytes;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(env, &end, 10);
-    return *end == '\0' ? static_cast<uint64_t>(v) : kStreamingOutputBytes;
-  }();
+  static const uint64_t bytes =
+      BytesFromEnvironment("ACLNN_CPU_STREAMING_MIN_BYTES", kStreamingOutputBytes, UINT64_MAX);
+  return bytes;
+}
+
+uint64_t PrefetchBytes() {
+  static const uint64_t bytes =
+      BytesFromEnvironment("ACLNN_CPU_PREFETCH_BYTES", kPrefetchBytes, kMaxPrefetchBytes);
   return bytes;
 }
 

@@ -11,7 +11,8 @@
 //                          aligned body of out is written with non-temporal stores (call
 //                          FlushStreamingStores() before the results are published).
 //   max(x, n)            = max of x (-inf for n == 0).
-//   sum_exp(x, n, m, k)  = sum of exp(x - m) over the elements that are not equal to a finite m,
+//   sum_exp(x, n, m, k)  = sum of exp(x - m) over the elements that are not equal to a finite m
+//                          (m = max(x, n): the fast path assumes x - m <= 0 where m is finite),
 //                          blocked like sum; *k = the number of elements equal to a finite m
 //                          (each contributes exactly 1). Keeping the 1s apart keeps log(k + R)
 //                          = log(k) + log1p(R / k) accurate when R is tiny (confident rows).
@@ -24,14 +25,12 @@
 //                          logits). out may alias lp. `stream` as for lsm_bwd.
 //   dot(x, w, n, m)      = sum of (x - m) * w[j] (w == nullptr: w[j] = 1), blocked like sum;
 //                          the shift keeps the error relative to x - m, not to x.
-//   lsm_bwd_cols(g, y, out, rows, cols, sg, sy, so, pack): the same formula for `cols` (<=
+//   lsm_bwd_cols(g, y, out, rows, cols, sg, sy, so, stream): the same formula for `cols` (<=
 //                          kMaxTileCols) adjacent slices laid out as columns: element (r, j) of
 //                          an operand is at p[r * stride + j]. Column sums are f32 over blocks
 //                          of 256 rows, blocks added in order in double (the error bound of
-//                          sum). pack (rows * cols rounded up to whole vectors floats, or null)
-//                          receives g as f32 on the first sweep so the second reads it sequentially
-//                          from cache.
-// exp is ExpF of simd/convert-inl.h: <= 1.24 ulp measured, IEEE edges (+inf above ln(FLT_MAX),
+//                          sum). `stream` as for lsm_bwd (each row of the tile's output).
+// exp is ExpF of simd/convert-inl.h: <= 1.25 ulp measured, IEEE edges (+inf above ln(FLT_MAX),
 // NaN propagates, subnormal results kept).
 #ifndef ACLNN_CPU_KERNELS_ROW_KERNELS_H_
 #define ACLNN_CPU_KERNELS_ROW_KERNELS_H_
@@ -59,7 +58,7 @@ struct RowKernels {
                   const float* w, bool stream) = nullptr;
   double (*dot)(const void* x, const float* w, size_t n, float m) = nullptr;
   void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols, size_t sg,
-                       size_t sy, size_t so) = nullptr;
+                       size_t sy, size_t so, bool stream) = nullptr;
 };
 
 // The kernel list: X(member of RowKernels, entry-point prefix, extra) for every row kernel.
@@ -90,6 +89,17 @@ constexpr uint64_t kStreamingOutputBytes = uint64_t{32} << 20;
 // environment (read once; a number of bytes: 0 streams every output, a huge one none), for
 // measuring the store policy on a given machine (docs/performance.md).
 uint64_t StreamingOutputBytes();
+
+// How far ahead (bytes) the loops that compute an exp for each element they read from memory
+// (lsm_bwd's y, sum_exp, ce_grad, lsm_bwd_cols' second sweep) prefetch it; max_sum_exp, when
+// this is not 0, prefetches its next 4096-element block instead. Measured on an Intel Xeon
+// (docs/performance.md): without it the hardware prefetchers let such a loop run at a third of
+// its in-cache speed, as the exp's latency keeps too few loads in flight; pure streaming loops
+// (sum, max) reach the bandwidth without it. ACLNN_CPU_PREFETCH_BYTES from the environment
+// (read once; at most kMaxPrefetchBytes; 0 turns prefetching off) overrides the default.
+constexpr uint64_t kPrefetchBytes = 2048;
+constexpr uint64_t kMaxPrefetchBytes = uint64_t{1} << 20;
+uint64_t PrefetchBytes();
 
 // log(sum of exp(x - m)) of a row from sum_exp's two parts, in double.
 double LogSumExpShifted(double rest, double count_at_max);

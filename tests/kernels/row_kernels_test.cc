@@ -280,13 +280,15 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
 
 // n rows of a few columns (strides with a gap), the column sums over the rows.
 ::testing::AssertionResult Check_lsm_bwd_cols(const Case& c) {
-  for (size_t cols : {size_t{1}, size_t{5}, size_t{17}}) {
+  // 40 columns: whole streamed 16-bit output vectors too.
+  for (size_t cols : {size_t{1}, size_t{5}, size_t{17}, size_t{40}}) {
     const size_t stride = cols + 3, total = c.n * stride;
     Buf g(c.dt, total, c.misalign), y(c.dt, total, c.misalign), out(c.dt, total, c.misalign);
     const std::vector<double> gv = g.Set(c.Uniform(total, -1.0, 1.0));
     const std::vector<double> yv = y.Set(c.Uniform(total, -8.0, 0.0));
     const std::vector<double> before = out.Get(total);
-    c.k.lsm_bwd_cols(g.p(), y.p(), out.p(), c.n, cols, stride, stride, stride);
+    c.k.lsm_bwd_cols(g.p(), y.p(), out.p(), c.n, cols, stride, stride, stride, c.stream);
+    aclnn_cpu::FlushStreamingStores();
     const std::vector<double> got = out.Get(total);
     std::vector<double> want, bound, got_view;
     for (size_t j = 0; j < cols; ++j) {

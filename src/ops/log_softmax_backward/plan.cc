@@ -79,7 +79,7 @@ class LsmBwdPlan final : public Plan {
                   : (rows_contiguous ? Path::kRows : (cols ? Path::kColumns : Path::kGather));
     kernels_ = GetRowKernels(path_ == Path::kGather ? ACL_FLOAT : in_);
     threads_ = NumThreads();
-    stream_ = path_ == Path::kRows &&
+    stream_ = path_ != Path::kGather &&
               static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(in_)) >=
                   StreamingOutputBytes();
     const uint64_t D = static_cast<uint64_t>(geo_.axis_len);
@@ -205,8 +205,9 @@ class LsmBwdPlan final : public Plan {
             g_.data + off[0] * esz, y_.data + off[1] * esz, o_.data + off[2] * esz,
             static_cast<size_t>(D), static_cast<size_t>(std::min(tile_cols_, inner_ - j0)),
             static_cast<size_t>(geo_.axis_stride[0]), static_cast<size_t>(geo_.axis_stride[1]),
-            static_cast<size_t>(geo_.axis_stride[2]));
+            static_cast<size_t>(geo_.axis_stride[2]), stream_);
       }
+      if (stream_) FlushStreamingStores();
     });
   }
 
