@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -437,4 +438,16 @@ TEST(RowKernels, Bf16RoundingIsTheSameWithAndWithoutHardware) {
       }
     }
   }
+}
+
+// ACLNN_CPU_PREFETCH_BYTES (read once) replaces the prefetch distance; the CTest entry
+// row_kernels_no_prefetch runs this whole suite with it set to 0 (prefetching off), so every
+// kernel is checked with and without its prefetches.
+TEST(RowKernels, PrefetchDistanceFromTheEnvironment) {
+  const char* env = std::getenv("ACLNN_CPU_PREFETCH_BYTES");
+  if (env == nullptr) {
+    EXPECT_EQ(aclnn_cpu::PrefetchBytes(), aclnn_cpu::kPrefetchBytes);
+    return;
+  }
+  EXPECT_EQ(aclnn_cpu::PrefetchBytes(), std::strtoull(env, nullptr, 10));
 }
