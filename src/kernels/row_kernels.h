@@ -9,7 +9,9 @@
 //                          in order in double (error bound independent of n).
 //   lsm_bwd(g,y,s,out,n,stream): out = g - exp(y) * s. out may alias g. With `stream` the
 //                          aligned body of out is written with non-temporal stores (call
-//                          FlushStreamingStores() before the results are published).
+//                          FlushStreamingStores() before the results are published). Rows of
+//                          up to 256 KiB also prefetch g's next n elements (the next row of a
+//                          matrix, whose sum comes next) into L2.
 //   max(x, n)            = max of x (-inf for n == 0).
 //   sum_exp(x, n, m, k)  = sum of exp(x - m) over the elements that are not equal to a finite m
 //                          (m = max(x, n): the fast path assumes x - m <= 0 where m is finite),
@@ -92,11 +94,12 @@ uint64_t StreamingOutputBytes();
 
 // How far ahead (bytes) the loops that compute an exp for each element they read from memory
 // (lsm_bwd's y, sum_exp, ce_grad, lsm_bwd_cols' second sweep) prefetch it; max_sum_exp, when
-// this is not 0, prefetches its next 4096-element block instead. Measured on an Intel Xeon
-// (docs/performance.md): without it the hardware prefetchers let such a loop run at a third of
-// its in-cache speed, as the exp's latency keeps too few loads in flight; pure streaming loops
-// (sum, max) reach the bandwidth without it. ACLNN_CPU_PREFETCH_BYTES from the environment
-// (read once; at most kMaxPrefetchBytes; 0 turns prefetching off) overrides the default.
+// this is not 0, prefetches its next 4096-element block instead, and lsm_bwd g's next row. Measured
+// on an Intel Xeon (docs/performance.md): without it the hardware prefetchers let such a loop run
+// at a third of its in-cache speed, as the exp's latency keeps too few loads in flight; pure
+// streaming loops (sum, max) reach the bandwidth without it. ACLNN_CPU_PREFETCH_BYTES from the
+// environment (read once; at most kMaxPrefetchBytes; 0 turns prefetching off) overrides the
+// default.
 constexpr uint64_t kPrefetchBytes = 2048;
 constexpr uint64_t kMaxPrefetchBytes = uint64_t{1} << 20;
 uint64_t PrefetchBytes();
