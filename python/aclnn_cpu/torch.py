@@ -463,7 +463,11 @@ class _VocabParallelCrossEntropy(torch.autograd.Function):
               else torch.ones_like(lse)) * kept.double()
         w_all = float(weight.double().sum()) if weight is not None else float(num_classes)
         nll = wt * (lse - packed[1])
-        smooth = (w_all * lse - packed[2]) * kept.double()
+        # Only with smoothing, and 0 for ignored rows: a -inf logit (a masked class) makes the
+        # term +inf, and 0 * inf is NaN.
+        zero = torch.zeros_like(lse)
+        smooth = (torch.where(kept, w_all * lse - packed[2], zero) if label_smoothing != 0.0
+                  else zero)
         zl = z_loss_scale * lse * lse * kept.double()
         eps = label_smoothing
         if reduction == "none":

@@ -119,6 +119,32 @@ def test_single_process_group():
             dist.destroy_process_group()
 
 
+def test_masked_logit_without_smoothing():
+    """A -inf logit (a masked class) that is not the target, in a kept and in an ignored row: the
+    loss without smoothing is finite, as F.cross_entropy's (it was NaN: 0 * inf), and the
+    gradient matches; with smoothing the loss is +inf."""
+    with tempfile.TemporaryDirectory() as d:
+        dist.init_process_group("gloo", init_method=f"file://{os.path.join(d, 'init')}", rank=0,
+                                world_size=1)
+        try:
+            x, t, w = _problem(torch.float32)
+            x[1, (int(t[1]) + 1) % V] = float("-inf")
+            x[0, 2] = float("-inf")  # row 0 is ignored (t[::6] = -100)
+            for o in [dict(reduction="mean"), dict(reduction="none", weight=True)]:
+                ref, ref_grad, tt, g = _reference(x, t, w, o)
+                xs = x.clone().requires_grad_()
+                loss = at.vocab_parallel_cross_entropy(xs, tt, w if o.get("weight") else None,
+                                                       reduction=o["reduction"])
+                loss.backward(g.to(loss.dtype))
+                assert torch.isfinite(loss).all(), loss
+                assert_close(loss, ref, torch.float32, V)
+                assert_close(xs.grad, ref_grad, torch.float32, V)
+            loss = at.vocab_parallel_cross_entropy(x, t, w, label_smoothing=0.1)
+            assert loss.item() == float("inf")
+        finally:
+            dist.destroy_process_group()
+
+
 def test_opcheck():
     x, t, w = _problem(torch.float32)
     torch.library.opcheck(torch.ops.aclnn_cpu.cross_entropy_shard_stats.default,

@@ -209,6 +209,46 @@ TEST(CpuCrossEntropyLoss, Fp32LossForBf16Input) {
   EXPECT_EQ(log_prob.Get(), t.log_prob->Get());  // logProb is the same bf16 as CANN's operator
 }
 
+// A -inf logit (a masked class) that is not the target: without label smoothing the loss is
+// finite, as PyTorch's (the smoothing term, sum_c x_c - lse = -inf, was multiplied by a smoothing
+// of 0, and 0 * inf made the loss NaN); with smoothing the loss is +inf. Both the row path and
+// the split-row path (one row, more threads than rows).
+TEST(CrossEntropyLossInfinities, MaskedLogitWithoutSmoothingGivesAFiniteLoss) {
+  for (int64_t n : {2, 1}) {
+    for (double ls : {0.0, 0.1}) {
+      for (ref::Reduction red : {ref::Reduction::kMean, ref::Reduction::kNone}) {
+        CeConfig cfg;
+        cfg.reduction = red;
+        cfg.n = n;
+        cfg.c = 40000;  // two chunks: the split path divides a single row across threads
+        cfg.label_smoothing = ls;
+        CeFwdTensors t = MakeTensors(cfg);
+        std::vector<double> x(static_cast<size_t>(n * cfg.c), 0.0);
+        x[1] = -HUGE_VAL;
+        x[0] = 2.0;
+        t.input->Set(x);
+        t.target->Set(std::vector<double>(static_cast<size_t>(n), 0.0));
+        const OpResult r = RunCe(cfg, t, false, ReductionString(red));
+        ASSERT_EQ(r.status, 0) << r.message;
+        // Row 0: -(2 - log(e^2 + 39998)) (one class at -inf); row 1, all zeros: log(40000).
+        const double l0 = -(2.0 - std::log(std::exp(2.0) + 39998.0));
+        const double l1 = std::log(40000.0);
+        const std::vector<double> loss = t.loss->Get();
+        const std::string what = "n " + std::to_string(n) + " " + ReductionString(red);
+        if (ls == 0.0) {
+          const double want = red == ref::Reduction::kNone || n == 1 ? l0 : (l0 + l1) / 2;
+          EXPECT_NEAR(loss[0], want, 1e-5) << what;
+          if (n == 2 && red == ref::Reduction::kNone) {
+            EXPECT_NEAR(loss[1], l1, 1e-5) << what;
+          }
+        } else {
+          EXPECT_EQ(loss[0], HUGE_VAL) << what;
+        }
+      }
+    }
+  }
+}
+
 TEST(CrossEntropyLossTargets, OutOfRangeWritesNothing) {
   CeConfig cfg;
   cfg.n = 3;

@@ -264,7 +264,8 @@ class CeFwdPlan final : public Plan {
     if (rt.t >= 0) {
       t.nll = -rt.w * (parts[0].xt - *lse);
       // sum_c w_c (x_c - lse) = sum_c w_c (x_c - m) - log_s * W: no cancellation of large x.
-      t.smooth = -(dot - *log_s * w_sum);
+      // Only with smoothing: a -inf input (a masked class) makes it +inf, and 0 * inf is NaN.
+      t.smooth = Smoothing() ? -(dot - *log_s * w_sum) : 0.0;
       t.zl = k_.zloss_scale * *lse * *lse;
     }
     return t;
@@ -299,7 +300,7 @@ class CeFwdPlan final : public Plan {
     }
     const double xt = TargetInput(i, rt);
     parts[0].xt = xt;
-    if (rt.t >= 0) {
+    if (rt.t >= 0 && Smoothing()) {
       double rest, k;
       const float row_max = CombineChunks(parts, nc, &rest, &k);
       for (int64_t c = 0; c < nc; ++c) {
@@ -383,7 +384,7 @@ class CeFwdPlan final : public Plan {
                             });
     ForEachRowChunkParallel(k_.n, k_.c, threads, false,
                             [&](int64_t i, int64_t it, int64_t c0, int64_t len) {
-                              if (rows[i].t >= 0)
+                              if (rows[i].t >= 0 && Smoothing())
                                 ChunkDot(RowX(i), esz, c0, len, row_max(i), w, &parts[it]);
                             });
     ForEachRowChunkParallel(
@@ -400,6 +401,9 @@ class CeFwdPlan final : public Plan {
                            static_cast<size_t>(len), stream_);
         });
   }
+
+  // Whether the loss has the smoothing term (which needs each row's weighted sum of inputs).
+  bool Smoothing() const { return k_.label_smoothing != 0.0; }
 
   double Combine(const RowLoss& t) const {
     return (1.0 - k_.label_smoothing) * t.nll +
