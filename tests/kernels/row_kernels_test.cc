@@ -383,29 +383,38 @@ int RunEverywhere(const char* name, ::testing::AssertionResult (*check)(const Ca
 ACLNN_ROW_KERNELS(ACLNN_KERNEL_TEST, _)
 #undef ACLNN_KERNEL_TEST
 
-// f32 -> bf16 rounding gives the same bits on every target, with and without the AVX512_BF16
-// instructions (ForEachTarget runs the AVX-512 targets both ways where the CPU has them): ties,
-// the values just around them, subnormals (which the instruction reads as zero, so they must
-// take the integer path), overflow to inf, inf and NaN with payloads. ce_grad with lp = 0,
-// a = 0, b = -1 writes w[j] + 0 rounded to the dtype.
-TEST(RowKernels, Bf16RoundingIsTheSameWithAndWithoutHardware) {
+namespace {
+
+// f32 values whose rounding to a 16-bit type is delicate: every upper half of the bits with low
+// halves around bf16's ties (0x8000) and f16's (0x1000: f16 drops 13 mantissa bits), so ties,
+// their neighbours, subnormal inputs and results, overflow to inf, inf and NaN with payloads;
+// then whole vectors with one subnormal lane among normal ones, and vice versa.
+std::vector<float> RoundingInputs() {
   std::vector<float> w;
   for (uint32_t hi = 0; hi < 65536; ++hi) {
-    for (uint32_t lo : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xC000u, 0xFFFFu}) {
+    for (uint32_t lo : {0x0000u, 0x0001u, 0x0FFFu, 0x1000u, 0x1001u, 0x3000u, 0x7FFFu, 0x8000u,
+                        0x8001u, 0xC000u, 0xFFFFu}) {
       const uint32_t bits = hi << 16 | lo;
       float f;
       std::memcpy(&f, &bits, 4);
       w.push_back(f);
     }
   }
-  // Whole vectors with one subnormal lane among normal ones, and vice versa.
   for (int k = 0; k < 64; ++k) w.push_back(k % 16 == 3 ? 1e-39f : 1.0f + k / 1024.0f);
+  return w;
+}
+
+// On every target (ForEachTarget), f32 -> dt rounding by ce_grad with lp = 0, a = 0, b = -1
+// (which writes w[j] + 0 rounded to dt) equals the double reference's rounding bit for bit (NaN:
+// any NaN), streamed or not, aligned or not; returns each target's aligned unstreamed bits.
+std::vector<std::pair<std::string, std::vector<uint16_t>>> RoundEverywhere(
+    aclDataType dt, const std::vector<float>& w) {
   const size_t n = w.size();
   const std::vector<uint16_t> zeros(n, 0);
   std::vector<uint16_t> out(n + 1);
   std::vector<std::pair<std::string, std::vector<uint16_t>>> results;
   ForEachTarget([&](const std::string& target) {
-    const RowKernels k = aclnn_cpu::GetRowKernels(ACL_BF16);
+    const RowKernels k = aclnn_cpu::GetRowKernels(dt);
     for (bool stream : {false, true}) {
       for (size_t misalign : {0, 1}) {
         k.ce_grad(zeros.data(), out.data() + misalign, n - misalign, 0.0f, 0.0f, -1.0f,
@@ -413,10 +422,10 @@ TEST(RowKernels, Bf16RoundingIsTheSameWithAndWithoutHardware) {
         aclnn_cpu::FlushStreamingStores();
         int wrong = 0;
         for (size_t i = misalign; i < n; ++i) {
-          const double want = ref::RoundTo(ACL_BF16, static_cast<double>(w[i]) + 0.0);
+          const double want = ref::RoundTo(dt, static_cast<double>(w[i]) + 0.0);
           const uint16_t got = out[i];
-          const bool same = std::isnan(want) ? std::isnan(ref::Decode(ACL_BF16, got))
-                                             : got == ref::Encode(ACL_BF16, want);
+          const bool same =
+              std::isnan(want) ? std::isnan(ref::Decode(dt, got)) : got == ref::Encode(dt, want);
           if (!same && wrong++ < 3) {
             uint32_t in_bits;
             std::memcpy(&in_bits, &w[i], 4);
@@ -430,6 +439,16 @@ TEST(RowKernels, Bf16RoundingIsTheSameWithAndWithoutHardware) {
       }
     }
   });
+  return results;
+}
+
+}  // namespace
+
+// f32 -> bf16 rounding gives the same bits on every target, with and without the AVX512_BF16
+// instructions (ForEachTarget runs the AVX-512 targets both ways where the CPU has them); the
+// instruction reads subnormals as zero, so they must take the integer path.
+TEST(RowKernels, Bf16RoundingIsTheSameWithAndWithoutHardware) {
+  const auto results = RoundEverywhere(ACL_BF16, RoundingInputs());
   // NaN payloads too: the two ways of each AVX-512 target agree bit for bit.
   for (const auto& [name, bits] : results) {
     for (const auto& [other, other_bits] : results) {
@@ -437,6 +456,22 @@ TEST(RowKernels, Bf16RoundingIsTheSameWithAndWithoutHardware) {
         EXPECT_TRUE(bits == other_bits) << name << " and " << other << " differ";
       }
     }
+  }
+}
+
+// f32 -> f16 rounding gives the same bits with the hardware conversion (F16C's vcvtps2ph on
+// AVX2 and AVX3, fcvtn on Arm) and with the software one (SSE4, SSSE3, scalar): every target
+// equals the reference, and non-NaN results agree between every pair of targets.
+TEST(RowKernels, F16RoundingIsTheSameWithAndWithoutHardware) {
+  const std::vector<float> w = RoundingInputs();
+  const auto results = RoundEverywhere(ACL_FLOAT16, w);
+  ASSERT_FALSE(results.empty());
+  for (const auto& [name, bits] : results) {
+    size_t differ = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (!std::isnan(w[i]) && bits[i] != results[0].second[i]) ++differ;
+    }
+    EXPECT_EQ(differ, 0u) << name << " and " << results[0].first << " differ";
   }
 }
 
