@@ -15,22 +15,15 @@ HWY_BEFORE_NAMESPACE();
 namespace aclnn_cpu {
 namespace HWY_NAMESPACE {
 
-// Software prefetch `pf` elements past p + i (pf == 0: none). Prefetches never fault; the address
-// is formed as an integer because it may lie past the row (usually in the next row).
-template <class T>
+// Software prefetch of the element `pf` elements past p + i (pf == 0: none), into L1 or, with
+// kLocality 2, into L2 only (the next row, which the following kernel call reads). Prefetches
+// never fault; the address is formed as an integer because it may lie past the row.
+template <int kLocality = 3, class T>
 HWY_INLINE void PrefetchAhead(const T* p, size_t i, size_t pf) {
   if (pf != 0) {
-    hwy::Prefetch(reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p + i) + pf * sizeof(T)));
-  }
-}
-
-// Prefetches into L2 (not L1) the element `ahead` elements past p + i: the next row, which the
-// following kernel call reads from memory otherwise (ahead == 0: none).
-template <class T>
-HWY_INLINE void PrefetchNextRow(const T* p, size_t i, size_t ahead) {
-  if (ahead != 0) {
     __builtin_prefetch(
-        reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p + i) + ahead * sizeof(T)), 0, 2);
+        reinterpret_cast<const T*>(reinterpret_cast<uintptr_t>(p + i) + pf * sizeof(T)), 0,
+        kLocality);
   }
 }
 
@@ -61,7 +54,7 @@ void LsmBwdT(const T* g, const T* y, float s, T* out, size_t n, bool stream) {
   const size_t next = pf != 0 && n * sizeof(T) <= kNextRowPrefetchBytes ? n : 0;
   ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
     PrefetchAhead(y, i, pf);
-    PrefetchNextRow(g, i, next);
+    PrefetchAhead<2>(g, i, next);
     const VF vg = LoadPartialF32(d, g + i, c, 0.0f);
     const VF vy = LoadPartialF32(d, y + i, c, 0.0f);
     return hn::NegMulAdd(ExpF(d, vy), vs, vg);
