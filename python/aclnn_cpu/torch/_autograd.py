@@ -1,0 +1,119 @@
+"""Autograd of the custom operators of _operators.py (each forward's backward runs the library's
+gradient operator), and the lean loss whose gradient is computed in the forward."""
+
+from __future__ import annotations
+
+import torch
+
+import aclnn_cpu as _ac
+
+from ._common import _loss_grads
+from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_loss_grad,
+                         _grad_from_logits, _grad_from_logits_, _log_softmax,
+                         _log_softmax_backward)
+
+
+def _log_softmax_setup(ctx, inputs, output):
+    input, dim, _ = inputs
+    ctx.dim = dim
+    ctx.input_dtype = input.dtype
+    ctx.save_for_backward(output)
+
+
+def _log_softmax_grad(ctx, grad):
+    (output,) = ctx.saved_tensors
+    if output.dtype == torch.float64:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.log_softmax: no gradient for float64 (aclnnLogSoftmaxBackward "
+            "takes float32, float16 and bfloat16, as CANN's).")
+    if grad.dtype != output.dtype:
+        grad = grad.to(output.dtype)
+    return _log_softmax_backward(grad, output, ctx.dim, ctx.input_dtype), None, None
+
+
+_log_softmax.register_autograd(_log_softmax_grad, setup_context=_log_softmax_setup)
+
+
+def _cross_entropy_setup(ctx, inputs, output):
+    _, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, _ = inputs
+    _, log_prob, _, lse = output
+    ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale)
+    ctx.save_for_backward(log_prob, target, weight, lse if z_loss_scale != 0.0 else None)
+    ctx.mark_non_differentiable(log_prob, lse)
+    # Unused outputs' gradients stay None: materialized, log_prob's would be an (N, C) zero tensor.
+    ctx.set_materialize_grads(False)
+
+
+
+def _cross_entropy_grad(ctx, grad_loss, grad_log_prob, grad_z_loss, grad_lse):
+    log_prob, target, weight, lse = ctx.saved_tensors
+    reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
+    z = z_loss_scale != 0.0
+    grad_loss, grad_z_loss = _loss_grads(ctx, log_prob, grad_loss, grad_z_loss, z)
+    grad_input = _cross_entropy_loss_grad(
+        grad_loss, log_prob, target, weight, grad_z_loss,
+        lse.to(log_prob.dtype) if z else None, reduction, ignore_index, label_smoothing,
+        z_loss_scale)
+    return grad_input, None, None, None, None, None, None, None
+
+
+_cross_entropy_loss.register_autograd(_cross_entropy_grad, setup_context=_cross_entropy_setup)
+
+
+def _lean_setup(ctx, inputs, output):
+    (input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, _,
+     inplace_backward) = inputs
+    _, _, lse = output
+    ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale)
+    ctx.inplace = inplace_backward
+    ctx.save_for_backward(input, target, weight, lse)
+    ctx.mark_non_differentiable(lse)
+    ctx.set_materialize_grads(False)
+
+
+def _lean_grad(ctx, grad_loss, grad_z_loss, grad_lse):
+    logits, target, weight, lse = ctx.saved_tensors
+    reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
+    grad_loss, gz = _loss_grads(ctx, logits, grad_loss, grad_z_loss, z_loss_scale != 0.0)
+    args = (grad_loss, logits, target, weight, gz, lse, reduction, ignore_index,
+            label_smoothing, z_loss_scale)
+    if ctx.inplace:
+        _grad_from_logits_(*args)
+        return logits, None, None, None, None, None, None, None, None
+    return _grad_from_logits(*args), None, None, None, None, None, None, None, None
+
+
+_cross_entropy_lean.register_autograd(_lean_grad, setup_context=_lean_setup)
+
+
+class _CrossEntropyWithGrad(torch.autograd.Function):
+    """The lean loss with its gradient computed in the forward (aclnnCpuCrossEntropyLossWithGrad),
+    out of place or over the logits; the backward scales the saved gradient."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction, ignore_index, label_smoothing,
+                z_loss_scale, fp32_loss, inplace):
+        r = _ac.cross_entropy_loss_with_grad(
+            input.detach(), target, weight, reduction=reduction, ignore_index=ignore_index,
+            label_smoothing=label_smoothing, z_loss_scale=z_loss_scale, return_z_loss=True,
+            inplace=inplace)
+        if inplace:
+            # The logits now hold the gradient: an op that saved them for its backward fails
+            # there ("modified by an inplace operation") instead of using the wrong values.
+            torch.autograd.graph.increment_version(input)
+        ctx.save_for_backward(r.grad)
+        loss, z_loss = r.loss, r.z_loss
+        if not fp32_loss:
+            loss, z_loss = loss.to(input.dtype), z_loss.to(input.dtype)
+        ctx.mark_non_differentiable(z_loss)
+        return loss, z_loss
+
+    @staticmethod
+    def backward(ctx, grad_loss, grad_z_loss):
+        (grad,) = ctx.saved_tensors
+        if grad_loss is None:
+            return (None,) * 9
+        # loss.backward() passes 1: the gradient as it is (for in place, the logits' memory).
+        if torch.compiler.is_compiling() or not bool(torch.all(grad_loss == 1)):
+            grad = grad * grad_loss.to(grad.dtype)
+        return (grad,) + (None,) * 8

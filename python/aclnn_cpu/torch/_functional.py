@@ -1,0 +1,98 @@
+"""The drop-ins for torch.nn.functional: log_softmax and cross_entropy."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from ._autograd import _CrossEntropyWithGrad
+from ._common import _check_cpu
+from ._operators import _cross_entropy_lean, _cross_entropy_loss, _log_softmax
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Optional[torch.dtype] = None) -> Tensor:
+    """``torch.nn.functional.log_softmax`` through ``aclnnLogSoftmax`` (and
+    ``aclnnLogSoftmaxBackward`` for the gradient). ``dtype``: the result's dtype; the input is
+    converted to it first, as in PyTorch."""
+    _check_cpu("log_softmax", input)
+    return _log_softmax(input, dim, dtype)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
+                  size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0, *,
+                  z_loss_scale: float = 0.0, return_z_loss: bool = False,
+                  fp32_loss: bool = False, lean: bool = False, inplace_backward: bool = False,
+                  grad_in_forward: bool = False):
+    """``torch.nn.functional.cross_entropy`` through ``aclnnCrossEntropyLoss`` and, for the
+    gradient, ``aclnnCrossEntropyLossGrad``, for (N, C) or (C,) logits and class-index targets
+    (int64 or int32).
+
+    ``z_loss_scale`` adds ``z_loss_scale * logsumexp(input)**2`` per row to the loss (the
+    z-loss of PaLM, reduced like the loss); with ``return_z_loss`` the result is
+    ``(loss, z_loss)``, the z-loss being the part of the loss it contributed. ``fp32_loss``:
+    for a float16 or bfloat16 input, the loss (and z-loss) in float32, rounded once from the
+    float32-or-better computation (PyTorch rounds it to the input's 16 bits); the gradient
+    keeps the input's dtype.
+
+    ``lean=True`` (aclnn-cpu's extensions, docs/large_vocab.md): the forward computes the loss
+    and each row's float32 log-sum-exp only, saves just that (N floats) for the backward, which
+    computes the gradient from the logits: no (N, C) tensor but the gradient.
+    ``inplace_backward=True`` (with ``lean``) writes the gradient over the logits' own memory:
+    for logits that are an intermediate nothing reads after the loss (a language-model head's
+    output), never for a leaf or a tensor used elsewhere.
+    ``grad_in_forward=True`` (with ``lean``; "mean" or "sum") computes the gradient in the
+    forward's pass, each row right after its loss while it is in cache
+    (``aclnnCpuCrossEntropyLossWithGrad``), and the backward only scales it by the loss's
+    gradient (nothing at all for ``loss.backward()``): two memory passes per step instead of
+    three. With ``inplace_backward`` too the gradient overwrites the logits already in the
+    forward, so nothing may read them after the loss is computed, not even a metric.
+
+    Not supported (``NotImplementedError``): class-probability targets, inputs with more than
+    two dimensions, tensors not on the CPU.
+    """
+    if size_average is not None or reduce is not None:
+        reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
+    _check_cpu("cross_entropy", input, target, weight)
+    if target.is_floating_point():
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: class-probability targets (a floating target) are "
+            "not supported; pass class indices.")
+    if input.dim() not in (1, 2):
+        raise NotImplementedError(
+            f"aclnn_cpu.torch.cross_entropy: supports (N, C) and (C,) inputs; got a "
+            f"{input.dim()}-d input of shape {tuple(input.shape)}.")
+    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
+        weight = weight.float()  # PyTorch wants the input's dtype, CANN float32: exact either way
+    unbatched = input.dim() == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    if inplace_backward and not lean:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: inplace_backward needs lean=True (the CANN path "
+            "computes the gradient from log_prob, not over the logits).")
+    if grad_in_forward and not (lean and reduction in ("mean", "sum")):
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: grad_in_forward needs lean=True and reduction "
+            "\"mean\" or \"sum\" (a per-row loss gradient is not known in the forward).")
+    if grad_in_forward and torch.is_grad_enabled() and input.requires_grad:
+        if inplace_backward and input.is_leaf:
+            raise ValueError("aclnn_cpu.torch.cross_entropy: inplace_backward with "
+                             "grad_in_forward would overwrite a leaf tensor; pass logits that "
+                             "are an intermediate.")
+        loss, z_loss = _CrossEntropyWithGrad.apply(
+            input, target, weight, reduction, ignore_index, float(label_smoothing),
+            float(z_loss_scale), bool(fp32_loss), bool(inplace_backward))
+    elif lean:
+        loss, z_loss, _ = _cross_entropy_lean(input, target, weight, reduction, ignore_index,
+                                              float(label_smoothing), float(z_loss_scale),
+                                              bool(fp32_loss), bool(inplace_backward))
+    else:
+        loss, _, z_loss, _ = _cross_entropy_loss(input, target, weight, reduction, ignore_index,
+                                                 float(label_smoothing), float(z_loss_scale),
+                                                 bool(fp32_loss))
+    if unbatched and reduction == "none":
+        loss, z_loss = loss.squeeze(0), z_loss.squeeze(0)
+    return (loss, z_loss) if return_z_loss else loss
