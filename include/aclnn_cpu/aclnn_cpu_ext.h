@@ -30,8 +30,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLoss(void *workspace, uint64
 
 /* The lean cross-entropy (the loss without N x C outputs, docs/large_vocab.md).
  *
- * Forward: aclnnCrossEntropyLoss without logProbOut. lseOut (N,) FLOAT receives every row's
- * log-sum-exp (what the backward needs); lossOut and zlossOut as in aclnnCpuCrossEntropyLoss
+ * Forward: aclnnCrossEntropyLoss without logProbOut. lseOut (N,) FLOAT or DOUBLE receives every
+ * row's log-sum-exp (what the backward needs; DOUBLE keeps all of it, which the gradient of logits
+ * of large magnitude needs); lossOut and zlossOut as in aclnnCpuCrossEntropyLoss
  * (the input's dtype or FLOAT). Every other rule is aclnnCrossEntropyLoss's. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossLseGetWorkspaceSize(
     const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional,
@@ -62,7 +63,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGrad(void *workspace
                                                                  aclrtStream stream);
 
 /* Backward from the logits: aclnnCrossEntropyLossGrad with `logits` (N, C) in place of logProb
- * and the forward's lse (N,) FLOAT, required, in place of lseForZlossOptional (it also serves
+ * and the forward's lse (N,) FLOAT or DOUBLE, required (the gradient is that of this lse), in place of lseForZlossOptional (it also serves
  * the z-loss term): out = dloss/dlogits, with every option of aclnnCrossEntropyLossGrad. `out`
  * may be `logits` itself (the same aclTensor or an identical view): the gradient then overwrites
  * the logits, one read and one write per element. */
@@ -89,7 +90,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogits(void *wor
  * dtype; target (N,) INT64 or INT32; weightOptional (V,) FLOAT; reduction, ignoreIndex,
  * labelSmoothing and lseSquareScaleForZloss as aclnnCrossEntropyLoss's (the z-loss term is part
  * of lossOut). lossOut (N,) for "none", else 0-d or (1,): the input's dtype or FLOAT. lseOut (N,)
- * FLOAT: every row's log-sum-exp.
+ * FLOAT or DOUBLE: every row's log-sum-exp (the gradients use it in double either way).
  * Gradients are computed when any of gradInputOptional (N, H; the input's dtype),
  * gradWeightOptional (V, H; the weight's dtype or FLOAT, which then also serves as fp32
  * accumulator) and gradBiasOptional (V,; the bias's dtype or FLOAT; needs the bias) is given:
@@ -128,7 +129,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyShardStats(void *workspace,
                                                                aclOpExecutor *executor,
                                                                aclrtStream stream);
 
-/* The gradient of a shard's logits given the global lse (N,) FLOAT:
+/* The gradient of a shard's logits given the global lse (N,) FLOAT or DOUBLE:
  * aclnnCpuCrossEntropyLossGradFromLogits over the whole vocabulary, restricted to the shard's
  * columns. target and weightOptional (numClasses,) are the whole vocabulary's, so the mean's
  * divisor and the label-smoothing terms are the single-process ones; out (N, Vs) may be logits

@@ -173,8 +173,10 @@ def cross_entropy_loss_lse(input: Any, target: Any, weight: Any = None, *,
                            out: Optional[tuple] = None) -> CrossEntropyLossLseResult:
     """The lean forward (aclnn-cpu's ``aclnnCpuCrossEntropyLossLse``, docs/large_vocab.md): the
     loss of :func:`cross_entropy_loss` without the (N, C) log-probabilities, and every row's
-    log-sum-exp ``lse`` (N,) in float32, which :func:`cross_entropy_loss_grad_from_logits`
-    takes. The loss (and z-loss) in float32, or with ``fp32_loss=False`` in the input's dtype.
+    log-sum-exp ``lse`` (N,) in float32 (or float64, given as ``out``'s lse: the gradient from
+    the logits then takes all of it, which logits of large magnitude need; docs/numerics.md),
+    which :func:`cross_entropy_loss_grad_from_logits` takes. The loss (and z-loss) in float32, or
+    with ``fp32_loss=False`` in the input's dtype.
     ``out``: an optional 3-tuple (loss, lse, z_loss) whose entries may be None."""
     outs = tuple(out) if out is not None else (None,) * 3
     if len(outs) != 3:
@@ -230,18 +232,22 @@ def cross_entropy_loss_with_grad(input: Any, target: Any, weight: Any = None, *,
                                  grad_loss: Any = None, reduction: str = "mean",
                                  ignore_index: int = -100, label_smoothing: float = 0.0,
                                  z_loss_scale: float = 0.0, return_z_loss: bool = False,
-                                 inplace: bool = False) -> CrossEntropyLossWithGradResult:
+                                 inplace: bool = False,
+                                 lse_out: Any = None) -> CrossEntropyLossWithGradResult:
     """The lean forward and the gradient in one pass (``aclnnCpuCrossEntropyLossWithGrad``,
     docs/large_vocab.md): what :func:`cross_entropy_loss_lse` and then
     :func:`cross_entropy_loss_grad_from_logits` give (the same bits), each row's gradient written
     right after its loss while the row is in cache. ``grad_loss``: the loss's gradient (None:
     ones). ``inplace=True`` writes the gradient over ``input``: the whole step reads and writes
-    each element once. The loss and z-loss are float32."""
+    each element once. The loss and z-loss are float32. ``lse_out``: an (N,) array for the lse,
+    float32 (the default) or float64; the gradient is computed from the lse as stored, and only
+    a float64 one keeps all of it for logits of large magnitude (docs/numerics.md)."""
     if grad_loss is not None:
         grad_loss, _ = _loss_gradients(grad_loss, None, input, reduction)
     r = OPS["cross_entropy_loss_with_grad"](
         {"input": input, "target": target, "weightOptional": weight,
-         "gradLossOptional": grad_loss, "gradOut": input if inplace else None},
+         "gradLossOptional": grad_loss, "gradOut": input if inplace else None,
+         "lseOut": lse_out},
         reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
         zloss=z_loss_scale, return_zloss=return_z_loss)
     return CrossEntropyLossWithGradResult(r["lossOut"], r["lseOut"],

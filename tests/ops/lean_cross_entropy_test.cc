@@ -5,6 +5,8 @@
 // aclnnCpuCrossEntropyLoss; the extensions' own validation rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <string>
@@ -132,6 +134,81 @@ TEST(LeanCrossEntropy, ForwardMatchesTheFullForward) {
     EXPECT_EQ(z1.Get(), z2.Get());
     EXPECT_EQ(lse1.Get(), lse2.Get());
   }
+}
+
+// Regression (issue 27): the gradient from logits of large magnitude. p = exp(x - lse) took the
+// lse rounded to f32, off by up to |lse| * 2^-25, so every p was off by as much (logits of ~600:
+// 2e-5, 10x PyTorch's own f32 error). A DOUBLE lse (lseOut of the lean forward and of the forward
+// with the gradient, lse of the gradient) now keeps all of it; with a FLOAT one the error stays
+// (the gradient is that of the lse as given), which this test also checks, so that it can fail.
+TEST(LeanCrossEntropy, DoubleLseKeepsTheGradientOfLargeLogitsAccurate) {
+  const int64_t n = 16, c = 300;
+  std::mt19937_64 rng(3);
+  DeviceTensor x(ACL_FLOAT, {n, c}), target(ACL_INT64, {n}), g(ACL_FLOAT, {});
+  std::vector<double> xv = testing_support::Normal(rng, n * c, 0.0, 2.0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < c; ++j) xv[i * c + j] += 500.0 + 10.0 * static_cast<double>(i);
+  }
+  xv = x.Rounded(xv);
+  x.Set(xv);
+  std::vector<double> t(static_cast<size_t>(n));
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<double>((i * 37) % c);
+  target.Set(t);
+  g.Set({1.0});
+  char sum[] = "sum";
+  const std::vector<double> lse_ref = Lse(xv, n, c);
+  double max_ref = 0.0;
+  std::vector<double> want(static_cast<size_t>(n * c));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < c; ++j) {
+      const size_t k = static_cast<size_t>(i * c + j);
+      want[k] = std::exp(xv[k] - lse_ref[i]) - (j == static_cast<int64_t>(t[i]) ? 1.0 : 0.0);
+      max_ref = std::max(max_ref, std::fabs(want[k]));
+    }
+  }
+  auto max_error = [&](const std::vector<double>& got) {
+    double e = 0.0;
+    for (size_t k = 0; k < got.size(); ++k) e = std::max(e, std::fabs(got[k] - want[k]));
+    return e;
+  };
+  double err[2];
+  for (aclDataType lse_dtype : {ACL_DOUBLE, ACL_FLOAT}) {
+    SCOPED_TRACE(lse_dtype);
+    DeviceTensor loss(ACL_FLOAT, {}), z(ACL_FLOAT, {}), lse(lse_dtype, {n}), lse2(lse_dtype, {n});
+    DeviceTensor grad(ACL_FLOAT, {n, c}), grad2(ACL_FLOAT, {n, c});
+    OpResult st = RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCpuCrossEntropyLossLseGetWorkspaceSize(x.get(), target.get(), nullptr, sum,
+                                                             -100, 0.0, 0.0, false, loss.get(),
+                                                             z.get(), lse.get(), ws, ex);
+        },
+        aclnnCpuCrossEntropyLossLse);
+    ASSERT_EQ(st.status, 0) << st.message;
+    st = RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
+              g.get(), x.get(), target.get(), nullptr, nullptr, lse.get(), sum, -100, 0.0, 0.0,
+              grad.get(), ws, ex);
+        },
+        aclnnCpuCrossEntropyLossGradFromLogits);
+    ASSERT_EQ(st.status, 0) << st.message;
+    st = RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize(
+              x.get(), target.get(), nullptr, g.get(), sum, -100, 0.0, 0.0, false, loss.get(),
+              z.get(), lse2.get(), grad2.get(), ws, ex);
+        },
+        aclnnCpuCrossEntropyLossWithGrad);
+    ASSERT_EQ(st.status, 0) << st.message;
+    EXPECT_EQ(lse2.Get(), lse.Get());
+    EXPECT_EQ(grad2.Get(), grad.Get());  // the forward's gradient is the one from its lse
+    err[lse_dtype == ACL_DOUBLE ? 0 : 1] = max_error(grad.Get());
+  }
+  // f32 arithmetic over a row of c terms (the sum in exp's lse), the kernel's exp and the final
+  // rounding; no term in |lse|.
+  const double bound = max_ref * std::ldexp(1.0, -24) * (4.0 * static_cast<double>(c) + 8.0);
+  EXPECT_LE(err[0], bound);
+  EXPECT_GT(err[1], 4.0 * err[0]) << "an f32 lse should cost accuracy at |lse| ~ 650";
 }
 
 // The extensions' own rules (the shared ones are the CANN operators', tested there).

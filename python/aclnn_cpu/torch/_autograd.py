@@ -96,7 +96,7 @@ class _CrossEntropyWithGrad(torch.autograd.Function):
         r = _ac.cross_entropy_loss_with_grad(
             input.detach(), target, weight, reduction=reduction, ignore_index=ignore_index,
             label_smoothing=label_smoothing, z_loss_scale=z_loss_scale, return_z_loss=True,
-            inplace=inplace)
+            inplace=inplace, lse_out=input.new_empty((input.shape[0],), dtype=torch.float64))
         if inplace:
             # The logits now hold the gradient: an op that saved them for its backward fails
             # there ("modified by an inplace operation") instead of using the wrong values.

@@ -85,8 +85,7 @@ class _VocabParallelCrossEntropy(torch.autograd.Function):
         else:
             loss = (((1.0 - eps) * nll.sum() + eps / num_classes * smooth.sum()) / wt.sum()
                     + zl.sum() / kept.double().sum())
-        lse32 = lse.float()
-        ctx.save_for_backward(logits, target, weight, lse32)
+        ctx.save_for_backward(logits, target, weight, lse)  # float64: all of it (ce::SplitLse)
         ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale, class_offset,
                        num_classes)
         return loss.to(torch.float32 if fp32_loss else logits.dtype)

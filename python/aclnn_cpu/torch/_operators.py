@@ -89,15 +89,17 @@ def _(grad_loss, log_prob, target, weight, grad_z_loss, lse, reduction, ignore_i
 def _cross_entropy_lean(input: Tensor, target: Tensor, weight: Optional[Tensor], reduction: str,
                         ignore_index: int, label_smoothing: float, z_loss_scale: float,
                         fp32_loss: bool, inplace_backward: bool) -> tuple[Tensor, Tensor, Tensor]:
-    """(loss, z_loss, lse): aclnnCpuCrossEntropyLossLse; lse is float32. inplace_backward only
-    tells the backward where to write."""
+    """(loss, z_loss, lse): aclnnCpuCrossEntropyLossLse; lse is float64, all of which the
+    gradient from the logits uses (an f32 lse of magnitude L puts p off by L * 2^-25).
+    inplace_backward only tells the backward where to write."""
     stats = torch.float32 if fp32_loss else input.dtype
     shape = _loss_shape(input, reduction)
     loss, z_loss = input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats)
+    lse = input.new_empty((input.shape[0],), dtype=torch.float64)
     r = _ac.cross_entropy_loss_lse(input, target, weight, reduction=reduction,
                                    ignore_index=ignore_index, label_smoothing=label_smoothing,
                                    z_loss_scale=z_loss_scale, return_z_loss=True,
-                                   out=(loss, None, z_loss))
+                                   out=(loss, lse, z_loss))
     return r.loss, r.z_loss, r.lse
 
 
@@ -107,7 +109,7 @@ def _(input, target, weight, reduction, ignore_index, label_smoothing, z_loss_sc
     shape = _loss_shape(input, reduction)
     stats = torch.float32 if fp32_loss else input.dtype
     return (input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats),
-            input.new_empty((input.shape[0],), dtype=torch.float32))
+            input.new_empty((input.shape[0],), dtype=torch.float64))
 
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_grad_from_logits", mutates_args=(),

@@ -232,6 +232,14 @@ Status CheckSocHasOperator(const char* op, const SocProfile& soc, bool extension
   return OkStatus();
 }
 
+LseShift SplitLse(double lse) {
+  LseShift r;
+  r.hi = static_cast<float>(lse);
+  if (std::isfinite(lse) && std::isfinite(r.hi))
+    r.scale = std::exp(static_cast<double>(r.hi) - lse);
+  return r;
+}
+
 GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
                           double label_smoothing, double zloss_scale, double cinv,
                           const TargetScan& scan) {

@@ -91,6 +91,16 @@ struct GradCoef {
 GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
                           double label_smoothing, double zloss_scale, double cinv,
                           const TargetScan& scan);
+// The log-sum-exp a gradient from logits subtracts before exp, as the row kernels take it: `hi`,
+// the lse rounded to f32 (the kernel's shift), and `scale` = exp(hi - lse), by which the caller
+// multiplies p's coefficient so that exp(x - hi) * scale = exp(x - lse). Without the scale an lse
+// of magnitude L, rounded to f32, puts p off by up to L * 2^-25 relative (logits of ~600: 2e-5).
+// scale is 1 where lse is an f32 value already or is not finite.
+struct LseShift {
+  float hi = 0.0f;
+  double scale = 1.0;
+};
+LseShift SplitLse(double lse);
 // The true class's element from its p, recomputed in double (p is near 1 there, where f32
 // cancellation would lose the most).
 inline double TrueClassGrad(const GradCoef& k, double p, double w_t) {

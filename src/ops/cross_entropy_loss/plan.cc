@@ -20,7 +20,7 @@ namespace ce_fwd {
 Status Validate(const Args& a, Checked* out) {
   *out = Checked{};
   const char* const op = a.op();
-  const bool lean = a.lean;  // no logProbOut; lseOut FLOAT, always written
+  const bool lean = a.lean;  // no logProbOut; lseOut FLOAT or DOUBLE, always written
   const char* const lse_name = lean ? "lseOut" : "lseForZlossOut";
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "input", a.input));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "target", a.target));
@@ -50,7 +50,7 @@ Status Validate(const Args& a, Checked* out) {
   }
   ACLNN_RETURN_IF_ERROR(check_stats_dtype("zlossOut", a.zloss_out));
   if (lean) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(op, lse_name, a.lse_out, kFloat32Only, kDtype));
+    ACLNN_RETURN_IF_ERROR(CheckDtype(op, lse_name, a.lse_out, kLseDtypes, kDtype));
   } else {
     ACLNN_RETURN_IF_ERROR(check_stats_dtype(lse_name, a.lse_out));
   }
@@ -328,29 +328,33 @@ class CeFwdPlan final : public Plan {
   void GradRow(int64_t i, const ce::RowTarget& rt, double lse, double xt, const void* src,
                const float* w, const ce::TargetScan& scan, float* f) const {
     const bool none = k_.reduction == ce::Reduction::kNone;
-    const float shift = static_cast<float>(lse);
+    // The lse as lseOut stores it, so that the gradient has the bits the from-logits operator
+    // computes from lseOut: a DOUBLE lseOut keeps all of it (ce::SplitLse says why that matters).
+    const double stored =
+        lse_.dtype == ACL_DOUBLE ? lse : static_cast<double>(static_cast<float>(lse));
+    const ce::LseShift shift = ce::SplitLse(stored);
     const double g =
         has_grad_loss_ ? LoadAsDouble(grad_loss_.dtype, grad_loss_.data,
                                       grad_loss_.rank == 1 && none ? i * grad_loss_.strides[0] : 0)
                        : 1.0;
     const bool z = k_.zloss_scale != 0.0;
-    const ce::GradCoef k = ce::GradCoefficients(
-        rt, g, 0.0, z && rt.t >= 0 ? static_cast<double>(shift) : 0.0, k_.label_smoothing,
-        k_.zloss_scale, 1.0 / static_cast<double>(k_.c), scan);
+    const ce::GradCoef k =
+        ce::GradCoefficients(rt, g, 0.0, z && rt.t >= 0 ? stored : 0.0, k_.label_smoothing,
+                             k_.zloss_scale, 1.0 / static_cast<double>(k_.c), scan);
     const int64_t esz = DtypeSize(dtype_);
     char* o = out_.data + i * out_.strides[0] * esz;
     const double true_class =
-        rt.t >= 0 ? ce::TrueClassGrad(k, std::exp(xt - static_cast<double>(shift)),
+        rt.t >= 0 ? ce::TrueClassGrad(k, std::exp(xt - stored),
                                       w != nullptr ? static_cast<double>(w[rt.t]) : 1.0)
                   : 0.0;
     const size_t c = static_cast<size_t>(k_.c);
+    const float a = static_cast<float>(k.big_a * shift.scale);
     if (contiguous_) {
       if (k.zero) {
         std::memset(o, 0, c * static_cast<size_t>(esz));  // +0.0 in every format
         return;
       }
-      kernels_.ce_grad(src, o, c, shift, static_cast<float>(k.big_a), static_cast<float>(k.s), w,
-                       stream_);
+      kernels_.ce_grad(src, o, c, shift.hi, a, static_cast<float>(k.s), w, stream_);
       if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
       if (rt.t >= 0) StoreFromDouble(dtype_, o, rt.t, true_class);
       return;
@@ -359,8 +363,7 @@ class CeFwdPlan final : public Plan {
       for (int64_t j = 0; j < k_.c; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
       return;
     }
-    kernels_.ce_grad(f, f, c, shift, static_cast<float>(k.big_a), static_cast<float>(k.s), w,
-                     false);
+    kernels_.ce_grad(f, f, c, shift.hi, a, static_cast<float>(k.s), w, false);
     if (rt.t >= 0) f[rt.t] = static_cast<float>(true_class);
     ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }

@@ -39,7 +39,7 @@ Status Validate(const Args& a, Checked* out) {
         CheckSameDtype(kOp, "gradZlossOptional", a.grad_zloss, lp_name, a.log_prob, kDtype));
   }
   if (logits) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lse_name, a.lse, kFloat32Only, kDtype));
+    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lse_name, a.lse, kLseDtypes, kDtype));
   } else if (a.lse != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, lse_name, a.lse, lp_name, a.log_prob, kDtype));
   }
@@ -108,8 +108,9 @@ namespace {
 
 // Per-row coefficients (ce::GradCoefficients) and where the row's shift and true class are.
 struct RowCoef : ce::GradCoef {
-  float shift;  // subtracted before exp: 0 for logProb, the row's lse for logits
-  int64_t t;    // the target's column in this shard, or -1 (ignored, or another shard's class)
+  double lse;          // subtracted before exp: 0 for logProb, the row's lse for logits
+  ce::LseShift lse_k;  // lse as the kernel takes it (ce::SplitLse)
+  int64_t t;  // the target's column in this shard, or -1 (ignored, or another shard's class)
 };
 
 double ScalarAt(const TensorDesc& d, int64_t i) {
@@ -185,7 +186,8 @@ class CeGradPlan final : public Plan {
       static_cast<ce::GradCoef&>(k) =
           ce::GradCoefficients(rows[i], g, gz, lse, k_.label_smoothing, k_.zloss_scale, cinv, scan);
       k.t = rows[i].t >= offset_ && rows[i].t < offset_ + k_.c ? rows[i].t - offset_ : -1;
-      k.shift = from_logits_ ? static_cast<float>(ScalarAt(lse_, i)) : 0.0f;
+      k.lse = from_logits_ ? ScalarAt(lse_, i) : 0.0;
+      k.lse_k = ce::SplitLse(k.lse);
     }
     float* scratch = Grant<float>(workspace, scratch_);
     const int threads = std::min(threads_, NumThreads());
@@ -217,8 +219,7 @@ class CeGradPlan final : public Plan {
   // there, where f32 cancellation would lose the most. Read before the row is written (out
   // may be the logits).
   double TrueClass(const RowCoef& k, const char* lp, const float* w) const {
-    const double p =
-        std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]) - static_cast<double>(k.shift));
+    const double p = std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]) - k.lse);
     return ce::TrueClassGrad(k, p, w != nullptr ? static_cast<double>(w[k.t]) : 1.0);
   }
 
@@ -234,8 +235,9 @@ class CeGradPlan final : public Plan {
     }
     const bool has_t = k.t >= c0 && k.t < c1;
     const double true_class = has_t ? TrueClass(k, lp, w) : 0.0;
-    kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, k.shift, static_cast<float>(k.big_a),
-                     static_cast<float>(k.s), w != nullptr ? w + c0 : nullptr, stream_);
+    kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, k.lse_k.hi,
+                     static_cast<float>(k.big_a * k.lse_k.scale), static_cast<float>(k.s),
+                     w != nullptr ? w + c0 : nullptr, stream_);
     if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
     if (has_t) StoreFromDouble(dtype_, o, k.t, true_class);
   }
@@ -250,8 +252,8 @@ class CeGradPlan final : public Plan {
       return;
     }
     GatherF32(dtype_, dtype_, lp, lp_.strides[1], k_.c, f);
-    kernels_.ce_grad(f, f, c, k.shift, static_cast<float>(k.big_a), static_cast<float>(k.s), w,
-                     false);
+    kernels_.ce_grad(f, f, c, k.lse_k.hi, static_cast<float>(k.big_a * k.lse_k.scale),
+                     static_cast<float>(k.s), w, false);
     if (k.t >= 0) f[k.t] = static_cast<float>(TrueClass(k, lp, w));
     ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }

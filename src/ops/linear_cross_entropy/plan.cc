@@ -78,7 +78,7 @@ Status Validate(const Args& a, Checked* out) {
     ACLNN_RETURN_IF_ERROR(CheckDtypeOrFloat("gradLossOptional", a.grad_loss, "input", a.input));
   }
   ACLNN_RETURN_IF_ERROR(CheckDtypeOrFloat("lossOut", a.loss_out, "input", a.input));
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "lseOut", a.lse_out, kFloat32Only, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "lseOut", a.lse_out, kLseDtypes, kDtype));
   if (a.grad_input != nullptr) {
     ACLNN_RETURN_IF_ERROR(
         CheckSameDtype(kOp, "gradInputOptional", a.grad_input, "input", a.input, kDtype));
@@ -213,6 +213,7 @@ class LcePlan final : public Plan {
     if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(v));
     loss_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
     zl_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
+    lse_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
     logits_ = booker_.Book<float>(static_cast<uint64_t>(nc * v));
     if (k_.grads() && dtype_ == ACL_BF16 && !f32_products_) {
       g16_ = booker_.Book<uint16_t>(static_cast<uint64_t>(nc * v));
@@ -233,10 +234,10 @@ class LcePlan final : public Plan {
     uint64_t sub = 0;
     for (int64_t m : {std::min(nc, n), n % nc}) {
       if (m == 0) continue;
-      ce_fwd::Checked f = FwdChunk(0, m, nullptr, nullptr);
+      ce_fwd::Checked f = FwdChunk(0, m, nullptr, nullptr, nullptr);
       sub = std::max(sub, ce_fwd::PlanWorkspaceBytes(f));
       if (k_.grads())
-        sub = std::max(sub, ce_grad::PlanWorkspaceBytes(GradChunk(0, m, nullptr, {})));
+        sub = std::max(sub, ce_grad::PlanWorkspaceBytes(GradChunk(0, m, nullptr, nullptr, {})));
     }
     sub_ = booker_.Book<unsigned char>(sub);
     uint64_t scratch = 0;
@@ -318,6 +319,7 @@ class LcePlan final : public Plan {
                                           k_.ignore_index, k_.reduction, w, rows, &scan));
     double* loss_rows = Grant<double>(ws, loss_rows_);
     double* zl_rows = Grant<double>(ws, zl_rows_);
+    double* lse_rows = Grant<double>(ws, lse_rows_);
     float* logits = Grant<float>(ws, logits_);
     uint16_t* g16 = Grant<uint16_t>(ws, g16_);
     float* dw_acc = Grant<float>(ws, dw_acc_);
@@ -342,9 +344,11 @@ class LcePlan final : public Plan {
         ACLNN_RETURN_IF_ERROR(
             logits_mm_[which].Run(x, k_.linear_weight.data, logits, k_.linear_bias.data, scratch));
       }
-      ACLNN_RETURN_IF_ERROR(ce_fwd::RunPlanOnce(FwdChunk(i0, m, logits, loss_rows, zl_rows), sub));
+      ACLNN_RETURN_IF_ERROR(
+          ce_fwd::RunPlanOnce(FwdChunk(i0, m, logits, lse_rows, loss_rows, zl_rows), sub));
       if (!k_.grads()) continue;
-      ACLNN_RETURN_IF_ERROR(ce_grad::RunPlanOnce(GradChunk(i0, m, logits, scan, one), sub));
+      ACLNN_RETURN_IF_ERROR(
+          ce_grad::RunPlanOnce(GradChunk(i0, m, logits, lse_rows, scan, one), sub));
       if (db != nullptr) AddColumnSums(logits, m, db);
       if (h == 0) continue;
       if (f32_products_) {
@@ -366,6 +370,9 @@ class LcePlan final : public Plan {
       if (k_.want_weight) ACLNN_RETURN_IF_ERROR(dw_mm_[which].Run(g, x, dw, nullptr, scratch));
     }
     WriteLoss(loss_rows, zl_rows, scan);
+    for (int64_t i = 0; i < n; ++i) {
+      StoreFromDouble(k_.lse.dtype, k_.lse.data, i * k_.lse.strides[0], lse_rows[i]);
+    }
     if (dw_acc != nullptr) {
       const TensorDesc& gw = k_.grad_weight;
       const int64_t gsz = DtypeSize(gw.dtype);
@@ -385,9 +392,10 @@ class LcePlan final : public Plan {
 
  private:
   // The lean forward of rows [i0, i0 + m) on their fp32 logits: per-row losses (reduction
-  // "none", in double) and z-loss terms into the row buffers, lse into lseOut.
-  ce_fwd::Checked FwdChunk(int64_t i0, int64_t m, float* logits, double* loss_rows,
-                           double* zl_rows = nullptr) const {
+  // "none"), z-loss terms and lse into the row buffers, in double (the gradient takes all of the
+  // lse: an f32 one would put p off by |lse| * 2^-25, ce::SplitLse; lseOut is written from it).
+  ce_fwd::Checked FwdChunk(int64_t i0, int64_t m, float* logits, double* lse_rows,
+                           double* loss_rows, double* zl_rows = nullptr) const {
     ce_fwd::Checked f;
     static_cast<ce::Common&>(f) = k_;
     f.reduction = ce::Reduction::kNone;
@@ -402,7 +410,7 @@ class LcePlan final : public Plan {
     f.input.data = reinterpret_cast<char*>(logits);
     f.loss = Vector(ACL_DOUBLE, m, loss_rows != nullptr ? loss_rows + i0 : nullptr);
     f.zloss = Vector(ACL_DOUBLE, m, zl_rows != nullptr ? zl_rows + i0 : nullptr);
-    f.lse = Rows(k_.lse, i0, m);
+    f.lse = Vector(ACL_DOUBLE, m, lse_rows != nullptr ? lse_rows + i0 : nullptr);
     f.return_zloss = true;
     f.op = kOp;
     f.lean = true;
@@ -411,13 +419,13 @@ class LcePlan final : public Plan {
 
   // The gradient of rows [i0, i0 + m) from their logits, in place, with the whole batch's
   // divisors for "mean".
-  ce_grad::Checked GradChunk(int64_t i0, int64_t m, float* logits, const ce::TargetScan& scan,
-                             float* one = nullptr) const {
+  ce_grad::Checked GradChunk(int64_t i0, int64_t m, float* logits, double* lse_rows,
+                             const ce::TargetScan& scan, float* one = nullptr) const {
     ce_grad::Checked g;
     static_cast<ce::Common&>(g) = k_;
     g.n = m;
     g.target = Rows(k_.target, i0, m);
-    const ce_fwd::Checked f = FwdChunk(i0, m, logits, nullptr);
+    const ce_fwd::Checked f = FwdChunk(i0, m, logits, lse_rows, nullptr);
     g.log_prob = f.input;
     g.out = f.input;
     g.lse = f.lse;
@@ -565,8 +573,8 @@ class LcePlan final : public Plan {
   bool f32_products_ = false;
   Matmul logits_mm_[2], dx_mm_[2], dw_mm_[2];
   WorkspaceBooker booker_;
-  WorkspaceBooking rows_, weights_, loss_rows_, zl_rows_, logits_, g16_, dw_acc_, db_acc_, one_,
-      sub_, scratch_, xf_, wf_, gxf_, bf_;
+  WorkspaceBooking rows_, weights_, loss_rows_, zl_rows_, lse_rows_, logits_, g16_, dw_acc_,
+      db_acc_, one_, sub_, scratch_, xf_, wf_, gxf_, bf_;
 };
 
 }  // namespace
