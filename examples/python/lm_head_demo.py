@@ -37,7 +37,8 @@ def run(args):
             return F.cross_entropy(F.linear(h, head.weight, head.bias), t, label_smoothing=0.1)
     else:
         def loss_fn(h, t):
-            return at.linear_cross_entropy(h, head.weight, t, head.bias, label_smoothing=0.1)
+            return at.linear_cross_entropy(h, head.weight, t, linear_bias=head.bias,
+                                           label_smoothing=0.1)
     # The optimizer's state and the gradients exist before the peak is measured.
     loss_fn(*batches[0]).backward()
     opt.zero_grad(set_to_none=False)

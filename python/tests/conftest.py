@@ -51,6 +51,30 @@ def reference_cross_entropy(x, target, weight, reduction, ignore_index, label_sm
     return loss + zl, zl, xd
 
 
+# test_opinfo.py's tally: (OpInfo, dtype) -> {"match": n, "refused": n, "wrong": n, "crash": n}.
+OPINFO_TALLY = {}
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The OpInfo tally, per OpInfo and dtype, at the end of the run."""
+    if not OPINFO_TALLY:
+        return
+    tr = terminalreporter
+    tr.section("PyTorch OpInfo samples through aclnn_cpu.torch")
+    tr.write_line(f"{'OpInfo':44s} {'dtype':9s} {'match':>6s} {'refused':>8s} {'wrong':>6s} "
+                  f"{'crash':>6s}")
+    total = {"match": 0, "refused": 0, "wrong": 0, "crash": 0}
+    for (name, dtype), t in sorted(OPINFO_TALLY.items()):
+        tr.write_line(f"{name:44s} {dtype:9s} {t['match']:6d} {t['refused']:8d} "
+                      f"{t['wrong']:6d} {t['crash']:6d}")
+        for k in total:
+            total[k] += t[k]
+    n = sum(total.values())
+    tr.write_line(f"{'all':44s} {'':9s} {total['match']:6d} {total['refused']:8d} "
+                  f"{total['wrong']:6d} {total['crash']:6d}   ({100.0 * total['match'] / n:.1f}% "
+                  f"of {n} match)")
+
+
 @pytest.fixture
 def rng():
     return torch.Generator().manual_seed(1234)
@@ -66,5 +90,5 @@ def targets(n, c, gen, dtype=torch.int64, ignore_index=-100, every=5):
     return t.to(dtype)
 
 
-__all__ = ["assert_close", "reference_cross_entropy", "logits", "targets", "tolerance",
+__all__ = ["OPINFO_TALLY", "assert_close", "reference_cross_entropy", "logits", "targets", "tolerance",
            "EPS", "math", "np"]

@@ -61,7 +61,8 @@ def test_matches_linear_then_cross_entropy(dtype, opts, chunk_size, rng):
     n, h, v = 29, 24, 131  # 7 does not divide 29; 131 is no multiple of a vector width
     x, lw, b, t, w, ii = _problem(n, h, v, dtype, opts, rng)
     red = opts["reduction"]
-    loss = at.linear_cross_entropy(x, lw, t, b, w, reduction=red, ignore_index=ii,
+    loss = at.linear_cross_entropy(x, lw, t, linear_bias=b, weight=w, reduction=red,
+                                   ignore_index=ii,
                                    label_smoothing=opts.get("label_smoothing", 0.0),
                                    z_loss_scale=opts.get("z_loss_scale", 0.0),
                                    chunk_size=chunk_size, fp32_loss=True)
@@ -98,13 +99,13 @@ def test_gradients_from_the_forward_pass_and_from_the_backward_agree(rng):
     backward: summing "none" must give "sum"'s gradients."""
     opts = dict(weight=True, bias=True, label_smoothing=0.1)
     x, lw, b, t, w, ii = _problem(40, 16, 300, torch.float32, opts, rng)
-    at.linear_cross_entropy(x, lw, t, b, w, reduction="sum", label_smoothing=0.1,
-                            chunk_size=16).backward()
+    at.linear_cross_entropy(x, lw, t, linear_bias=b, weight=w, reduction="sum",
+                            label_smoothing=0.1, chunk_size=16).backward()
     grads = [p.grad.clone() for p in (x, lw, b)]
     for p in (x, lw, b):
         p.grad = None
-    at.linear_cross_entropy(x, lw, t, b, w, reduction="none", label_smoothing=0.1,
-                            chunk_size=16).sum().backward()
+    at.linear_cross_entropy(x, lw, t, linear_bias=b, weight=w, reduction="none",
+                            label_smoothing=0.1, chunk_size=16).sum().backward()
     for got, want in zip((x.grad, lw.grad, b.grad), grads):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
@@ -121,7 +122,7 @@ def test_scaled_upstream_gradient(rng):
 def test_edges(rng):
     # One class; every row ignored (sum: 0 and zero gradients); leading dimensions.
     x, lw, b, t, w, ii = _problem(9, 5, 1, torch.float32, dict(bias=True), rng)
-    loss = at.linear_cross_entropy(x, lw, t.clamp(max=0), b)
+    loss = at.linear_cross_entropy(x, lw, t.clamp(max=0), linear_bias=b)
     assert loss.item() == pytest.approx(0.0, abs=1e-6)
     x, lw, b, t, w, ii = _problem(9, 5, 20, torch.float32, {}, rng)
     t[:] = -100
@@ -163,8 +164,9 @@ def test_opcheck(with_grads, rng):
 
 def test_compile(rng):
     x, lw, b, t, w, ii = _problem(16, 8, 50, torch.float32, dict(bias=True), rng)
-    fn = torch.compile(lambda x, lw, t, b: at.linear_cross_entropy(x, lw, t, b), fullgraph=True)
-    torch.testing.assert_close(fn(x, lw, t, b), at.linear_cross_entropy(x, lw, t, b))
+    fn = torch.compile(lambda x, lw, t, b: at.linear_cross_entropy(x, lw, t, linear_bias=b),
+                       fullgraph=True)
+    torch.testing.assert_close(fn(x, lw, t, b), at.linear_cross_entropy(x, lw, t, linear_bias=b))
 
 
 @pytest.mark.parametrize("path", ["fused", "lean", "lean_grad_in_forward"])

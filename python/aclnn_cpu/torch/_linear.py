@@ -124,20 +124,38 @@ def _lce_grad(ctx, grad_loss, grad_lse, grad_gi, grad_gw, grad_gb):
 _linear_cross_entropy.register_autograd(_lce_grad, setup_context=_lce_setup)
 
 
-def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
                          linear_bias: Optional[Tensor] = None, weight: Optional[Tensor] = None,
-                         reduction: str = "mean", ignore_index: int = -100,
-                         label_smoothing: float = 0.0, *, z_loss_scale: float = 0.0,
+                         reduction: str = "mean", ignore_index: Optional[int] = None,
+                         label_smoothing: float = 0.0, options=None, z_loss_scale: float = 0.0,
                          chunk_size: int = 0, fp32_loss: bool = False) -> Tensor:
-    """``F.cross_entropy(F.linear(input, linear_weight, linear_bias), target, weight, ...)``
-    without the (N, V) logits: rows are processed ``chunk_size`` at a time (0: automatic, the
-    chunk's buffers at most 1/16 of the bytes of float32 logits), the matrix products by
-    oneDNN. input (..., H) and linear_weight (V, H): float32 or bfloat16; the z-loss term
-    (``z_loss_scale``) is part of the loss. With ``reduction`` "mean" or "sum" and a gradient
-    needed, the forward computes the gradients in the same pass (three matrix products in all,
-    as F.linear's forward and backward); with "none" the backward computes the logits again
-    (four)."""
+    """``torch.nn.functional.linear_cross_entropy`` (PyTorch 2.15's signature and semantics):
+    ``F.cross_entropy(F.linear(input, linear_weight, linear_bias), target, weight, ...)`` without
+    the (N, V) logits. Rows are processed ``chunk_size`` at a time (0: automatic, the chunk's
+    buffers at most 1/16 of the bytes of float32 logits; ``options.batch_chunk_size`` of a
+    ``torch.nn.LinearCrossEntropyOptions`` sets it too), the matrix products by oneDNN.
+    ``ignore_index=None`` means -100, as in PyTorch. input (..., H) and linear_weight (V, H):
+    float32 or bfloat16. Beyond PyTorch's: label smoothing on the chunked path, the z-loss term
+    (``z_loss_scale``, part of the loss), ``fp32_loss``. With ``reduction`` "mean" or "sum" and
+    a gradient needed, the forward computes the gradients in the same pass (three matrix
+    products in all, as F.linear's forward and backward); with "none" the backward computes the
+    logits again (four).
+
+    Not supported (``NotImplementedError``): class-probability targets, K-dimensional linear
+    weights (V, d1, ..., dK, H), float16 and float64 (docs/python.md)."""
     _check_cpu("linear_cross_entropy", input, linear_weight, target, linear_bias, weight)
+    if ignore_index is None:
+        ignore_index = -100
+    if options is not None and chunk_size == 0 and getattr(options, "batch_chunk_size", None):
+        chunk_size = int(options.batch_chunk_size)
+    if target.is_floating_point():
+        raise NotImplementedError(
+            "aclnn_cpu.torch.linear_cross_entropy: class-probability targets (a floating "
+            "target) are not supported; pass class indices.")
+    if linear_weight.dim() != 2:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.linear_cross_entropy: supports linear_weight (V, H); got shape "
+            f"{tuple(linear_weight.shape)} (K-dimensional weights are not supported).")
     h = input.shape[-1]
     x = input.reshape(-1, h)
     t = target.reshape(-1)
@@ -145,7 +163,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,
         p is not None and p.requires_grad for p in (input, linear_weight, linear_bias))
     with_grads = needs and reduction in ("mean", "sum")
     loss, _, _, _, _ = _linear_cross_entropy(x, linear_weight, t, linear_bias, weight, reduction,
-                                             ignore_index, float(label_smoothing),
+                                             int(ignore_index), float(label_smoothing),
                                              float(z_loss_scale), int(chunk_size),
                                              bool(fp32_loss), with_grads)
     if reduction == "none":
