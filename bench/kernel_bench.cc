@@ -57,7 +57,7 @@ const std::vector<KernelCase>& Cases() {
        [](const aclnn_cpu::RowKernels& k, const char*, const char* y, char*, const float*, size_t n,
           size_t) {
          double c = 0.0;
-         float m = 0.0f;
+         double m = 0.0;
          benchmark::DoNotOptimize(k.max_sum_exp(y, n, &m, &c));
        }},
       {"lsm_bwd",

@@ -31,7 +31,7 @@ std::vector<Expected> Reference(const Problem& p, const Values& in) {
   const std::vector<double>&g = in[kGradOutput], &y = in[kOutput];
   const int dim = p.WrappedDim();
   return {{kOut, ref::LogSoftmaxBackward(g, y, p.shape, dim),
-           tolerance::LogSoftmaxBackwardBound(g, y, p.shape, dim), p.dtype}};
+           tolerance::LogSoftmaxBackwardBound(g, y, p.shape, dim, p.dtype), p.dtype}};
 }
 
 Problem AllOptions(Problem p) { return p; }
@@ -60,7 +60,7 @@ const OpSpec kLogSoftmaxBackward = {
     "log_softmax_backward", "lsm_bwd", "aclnnLogSoftmaxBackward",
     {{"gradOutput", Role::kInput, false}, {"output", Role::kInput, false},
      {"out", Role::kOutput, false}},
-    {Attr::kOutDtype, Attr::kDim}, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, /*ranks*/ 0, 8, "",
+    {Attr::kOutDtype, Attr::kDim}, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, /*ranks*/ 0, 8, "",
     Declare, Fill, Phase1, aclnnLogSoftmaxBackward, Reference, AllOptions, Bench};
 // clang-format on
 

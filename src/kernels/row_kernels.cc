@@ -36,16 +36,18 @@ HWY_INLINE size_t PrefetchElements() {
 
 template <class T>
 double SumT(const T* x, size_t n) {
-  return BlockedSum(x, n, 0.0f, [](VF v) { return v; });
+  return BlockedSum(x, n, 0.0f, [](auto v) { return v; });
 }
 
 // Longest row whose successor lsm_bwd prefetches: two such rows fit in a 1 MiB L2 with room.
 constexpr size_t kNextRowPrefetchBytes = 256 << 10;
 
 template <class T>
-void LsmBwdT(const T* g, const T* y, float s, T* out, size_t n, bool stream) {
-  const DF d;
-  const VF vs = hn::Set(d, s);
+void LsmBwdT(const T* g, const T* y, double s, T* out, size_t n, bool stream) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  using V = hn::Vec<CTag<T>>;
+  const V vs = hn::Set(d, static_cast<C>(s));
   const size_t pf = PrefetchElements<T>();  // y comes from memory; g from cache (summed before)
   // g's next row (n elements on, where rows are contiguous) goes to L2 while this row computes:
   // its sum, the next call's first sweep, then reads it from cache instead of stalling on memory
@@ -55,23 +57,24 @@ void LsmBwdT(const T* g, const T* y, float s, T* out, size_t n, bool stream) {
   ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
     PrefetchAhead(y, i, pf);
     PrefetchAhead<2>(g, i, next);
-    const VF vg = LoadPartialF32(d, g + i, c, 0.0f);
-    const VF vy = LoadPartialF32(d, y + i, c, 0.0f);
+    const V vg = LoadPartialF32(d, g + i, c, 0.0f);
+    const V vy = LoadPartialF32(d, y + i, c, 0.0f);
     return hn::NegMulAdd(ExpF(d, vy), vs, vg);
   });
 }
 
 template <class T>
-float MaxT(const T* x, size_t n) {
-  const DF d;
-  VF m = hn::Set(d, -HUGE_VALF);
+ComputeT<T> MaxT(const T* x, size_t n) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  auto m = hn::Set(d, static_cast<C>(-HUGE_VAL));
   ForEachVector(
       d, n, [&](size_t i, size_t c) { m = hn::Max(m, LoadPartialF32(d, x + i, c, -HUGE_VALF)); });
   // The lanes folded here, not by MaxOfLanes: Highway 1.0.3's EMU128 reduction starts from
   // -FLT_MAX, so an empty or all -inf row gave -FLT_MAX there and -inf on every other target.
-  HWY_ALIGN float lanes[hn::MaxLanes(d)];
+  HWY_ALIGN C lanes[hn::MaxLanes(d)];
   hn::Store(m, d, lanes);
-  float r = -HUGE_VALF;
+  C r = static_cast<C>(-HUGE_VAL);
   for (size_t i = 0; i < hn::Lanes(d); ++i)
     r = (lanes[i] > r || lanes[i] != lanes[i]) ? lanes[i] : r;
   return r;
@@ -82,16 +85,17 @@ float MaxT(const T* x, size_t n) {
 // the elements (sum_exp's contract), so with m finite x - m <= 0 or NaN, and an element equal to
 // m is finite. pf: prefetch distance in elements.
 template <class T>
-HWY_INLINE void BlockSumExp(const T* p, size_t len, float m, double* total, double* count,
+HWY_INLINE void BlockSumExp(const T* p, size_t len, ComputeT<T> m, double* total, double* count,
                             size_t pf) {
-  const DF d;
-  const VF vm = hn::Set(d, m);
-  VF acc = hn::Zero(d);
+  const CTag<T> d;
+  using V = hn::Vec<CTag<T>>;
+  const V vm = hn::Set(d, m);
+  V acc = hn::Zero(d);
   if (std::isfinite(m)) {
     size_t cnt = 0;
     ForEachVector(d, len, [&](size_t i, size_t c) {
       PrefetchAhead(p, i, pf);
-      const VF v = LoadPartialF32(d, p + i, c, -HUGE_VALF);  // pad: exp(-inf) = 0
+      const V v = LoadPartialF32(d, p + i, c, -HUGE_VALF);  // pad: exp(-inf) = 0
       const auto at_max = hn::Eq(v, vm);
       acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF<true>(d, hn::Sub(v, vm))));
       cnt += hn::CountTrue(d, at_max);
@@ -107,11 +111,12 @@ HWY_INLINE void BlockSumExp(const T* p, size_t len, float m, double* total, doub
 }
 
 template <class T>
-double SumExpT(const T* x, size_t n, float m, double* k) {
+double SumExpT(const T* x, size_t n, double m, double* k) {
   double total = 0.0, count = 0.0;
   const size_t pf = PrefetchElements<T>();
   for (size_t b = 0; b < n; b += kSumBlock) {
-    BlockSumExp(x + b, n - b < kSumBlock ? n - b : kSumBlock, m, &total, &count, pf);
+    BlockSumExp(x + b, n - b < kSumBlock ? n - b : kSumBlock, static_cast<ComputeT<T>>(m), &total,
+                &count, pf);
   }
   *k = count;
   return total;
@@ -126,20 +131,21 @@ double SumExpT(const T* x, size_t n, float m, double* k) {
 constexpr size_t kMaxBlock = 8 * kSumBlock;
 
 template <class T>
-double MaxSumExpT(const T* x, size_t n, float* max, double* k) {
-  float m = -HUGE_VALF;
+double MaxSumExpT(const T* x, size_t n, double* max, double* k) {
+  using C = ComputeT<T>;
+  C m = static_cast<C>(-HUGE_VAL);
   double total = 0.0, count = 0.0;
   const size_t pf = PrefetchBytes() != 0 ? kMaxBlock : 0;
   for (size_t b = 0; b < n; b += kMaxBlock) {
     const size_t len = n - b < kMaxBlock ? n - b : kMaxBlock;
-    const float mb = MaxT(x + b, len);
+    const C mb = MaxT(x + b, len);
     if (mb > m || mb != mb) {
       // The old maximum's elements now add exp(m - mb) each (0 when m = -inf; NaN when mb is).
       total = (total + count) * std::exp(static_cast<double>(m) - static_cast<double>(mb));
       count = 0.0;
       m = mb;
     }
-    if (m == -HUGE_VALF) continue;
+    if (m == static_cast<C>(-HUGE_VAL)) continue;
     for (size_t s = 0; s < len; s += kSumBlock) {
       BlockSumExp(x + b + s, len - s < kSumBlock ? len - s : kSumBlock, m, &total, &count, pf);
     }
@@ -150,42 +156,48 @@ double MaxSumExpT(const T* x, size_t n, float* max, double* k) {
 }
 
 template <class T>
-void LsmFwdT(const T* x, float m, float l, T* out, size_t n, bool stream) {
-  const DF d;
-  const VF vm = hn::Set(d, m), vl = hn::Set(d, l);
+void LsmFwdT(const T* x, double m, double l, T* out, size_t n, bool stream) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  const auto vm = hn::Set(d, static_cast<C>(m)), vl = hn::Set(d, static_cast<C>(l));
   ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
     return hn::Sub(hn::Sub(LoadPartialF32(d, x + i, c, 0.0f), vm), vl);
   });
 }
 
 template <class T>
-void CeGradT(const T* lp, T* out, size_t n, float shift, float a, float b, const float* w,
+void CeGradT(const T* lp, T* out, size_t n, double shift, double a, double b, const ComputeT<T>* w,
              bool stream) {
-  const DF d;
-  const VF va = hn::Set(d, a), vb = hn::Set(d, b), vs = hn::Set(d, shift);
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  using V = hn::Vec<CTag<T>>;
+  const V va = hn::Set(d, static_cast<C>(a)), vb = hn::Set(d, static_cast<C>(b)),
+          vs = hn::Set(d, static_cast<C>(shift));
   const size_t pf = PrefetchElements<T>();
   ForEachOutputVector(d, out, n, stream, [&](size_t i, size_t c) {
     PrefetchAhead(lp, i, pf);
     // lp - 0 is lp exactly (signed zeros, infinities and NaN included).
-    const VF p = ExpF(d, hn::Sub(LoadPartialF32(d, lp + i, c, 0.0f), vs));
-    const VF wj = w != nullptr ? LoadPartialF32(d, w + i, c, 0.0f) : hn::Set(d, 1.0f);
+    const V p = ExpF(d, hn::Sub(LoadPartialF32(d, lp + i, c, 0.0f), vs));
+    const V wj = w != nullptr ? LoadPartialF32(d, w + i, c, 0.0f) : hn::Set(d, C{1});
     return hn::NegMulAdd(vb, wj, hn::Mul(p, va));
   });
 }
 
 template <class T>
-double DotT(const T* x, const float* w, size_t n, float m) {
-  const DF d;
-  const VF vm = hn::Set(d, m);
+double DotT(const T* x, const ComputeT<T>* w, size_t n, double m) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  using V = hn::Vec<CTag<T>>;
+  const V vm = hn::Set(d, static_cast<C>(m));
   double total = 0.0;
   for (size_t b = 0; b < n; b += kSumBlock) {
     const size_t len = n - b < kSumBlock ? n - b : kSumBlock;
-    VF acc = hn::Zero(d);
+    V acc = hn::Zero(d);
     ForEachVector(d, len, [&](size_t i, size_t c) {
       // Padding lanes of a partial vector contribute exactly 0.
-      const VF xs =
+      const V xs =
           hn::IfThenElseZero(hn::FirstN(d, c), hn::Sub(LoadPartialF32(d, x + b + i, c, 0.0f), vm));
-      const VF wj = w != nullptr ? LoadPartialF32(d, w + b + i, c, 0.0f) : hn::Set(d, 1.0f);
+      const V wj = w != nullptr ? LoadPartialF32(d, w + b + i, c, 0.0f) : hn::Set(d, C{1});
       acc = hn::MulAdd(xs, wj, acc);
     });
     total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
@@ -199,11 +211,12 @@ constexpr size_t kColBlockRows = 256;
 template <class T>
 void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_t sg, size_t sy,
                  size_t so, bool stream) {
-  const DF d;
+  using C = ComputeT<T>;
+  const CTag<T> d;
   const size_t N = hn::Lanes(d);
-  HWY_ALIGN float block[kMaxTileCols];
+  HWY_ALIGN C block[kMaxTileCols];
   // A vector may start anywhere in the row (the store's alignment decides) and run past cols.
-  HWY_ALIGN float sums[kMaxTileCols + hn::MaxLanes(d)] = {};
+  HWY_ALIGN C sums[kMaxTileCols + hn::MaxLanes(d)] = {};
   double total[kMaxTileCols] = {};
   for (size_t r0 = 0; r0 < rows; r0 += kColBlockRows) {
     const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
@@ -216,7 +229,7 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
     }
     for (size_t j = 0; j < cols; ++j) total[j] += static_cast<double>(block[j]);
   }
-  for (size_t j = 0; j < cols; ++j) sums[j] = static_cast<float>(total[j]);
+  for (size_t j = 0; j < cols; ++j) sums[j] = static_cast<C>(total[j]);
   // y comes from memory: its rows `ahead` rows on (about PrefetchBytes() ahead) are prefetched.
   const size_t pf = PrefetchElements<T>();
   const size_t ahead = pf / cols > 1 ? pf / cols : 1;
@@ -226,40 +239,41 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
     const T* yr = y + r * sy;
     ForEachOutputVector(d, out + r * so, cols, stream, [&](size_t j, size_t c) {
       PrefetchAhead(yr, j, pf_r);
-      const VF vg = LoadPartialF32(d, gr + j, c, 0.0f);
-      const VF vy = LoadPartialF32(d, yr + j, c, 0.0f);
+      const auto vg = LoadPartialF32(d, gr + j, c, 0.0f);
+      const auto vy = LoadPartialF32(d, yr + j, c, 0.0f);
       return hn::NegMulAdd(ExpF(d, vy), hn::LoadU(d, sums + j), vg);
     });
   }
 }
 
 // Non-template entry points, one set per dtype of float_types.inc.
-#define ACLNN_FLOAT_TYPE(S, E, T)                                                                  \
-  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }            \
-  void LsmBwd_##S(const void* g, const void* y, float s, void* out, size_t n, bool st) {           \
-    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st);   \
-  }                                                                                                \
-  float Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }             \
-  double SumExp_##S(const void* x, size_t n, float m, double* k) {                                 \
-    return SumExpT(static_cast<const T*>(x), n, m, k);                                             \
-  }                                                                                                \
-  double MaxSumExp_##S(const void* x, size_t n, float* m, double* k) {                             \
-    return MaxSumExpT(static_cast<const T*>(x), n, m, k);                                          \
-  }                                                                                                \
-  void LsmFwd_##S(const void* x, float m, float l, void* out, size_t n, bool st) {                 \
-    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                          \
-  }                                                                                                \
-  void CeGrad_##S(const void* lp, void* out, size_t n, float sh, float a, float b, const float* w, \
-                  bool st) {                                                                       \
-    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b, w, st);                  \
-  }                                                                                                \
-  double Dot_##S(const void* x, const float* w, size_t n, float m) {                               \
-    return DotT(static_cast<const T*>(x), w, n, m);                                                \
-  }                                                                                                \
-  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,           \
-                      size_t sg, size_t sy, size_t so, bool st) {                                  \
-    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,    \
-                cols, sg, sy, so, st);                                                             \
+#define ACLNN_FLOAT_TYPE(S, E, T)                                                                \
+  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }          \
+  void LsmBwd_##S(const void* g, const void* y, double s, void* out, size_t n, bool st) {        \
+    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st); \
+  }                                                                                              \
+  double Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }          \
+  double SumExp_##S(const void* x, size_t n, double m, double* k) {                              \
+    return SumExpT(static_cast<const T*>(x), n, m, k);                                           \
+  }                                                                                              \
+  double MaxSumExp_##S(const void* x, size_t n, double* m, double* k) {                          \
+    return MaxSumExpT(static_cast<const T*>(x), n, m, k);                                        \
+  }                                                                                              \
+  void LsmFwd_##S(const void* x, double m, double l, void* out, size_t n, bool st) {             \
+    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                        \
+  }                                                                                              \
+  void CeGrad_##S(const void* lp, void* out, size_t n, double sh, double a, double b,            \
+                  const void* w, bool st) {                                                      \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b,                        \
+            static_cast<const ComputeT<T>*>(w), st);                                             \
+  }                                                                                              \
+  double Dot_##S(const void* x, const void* w, size_t n, double m) {                             \
+    return DotT(static_cast<const T*>(x), static_cast<const ComputeT<T>*>(w), n, m);             \
+  }                                                                                              \
+  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,         \
+                      size_t sg, size_t sy, size_t so, bool st) {                                \
+    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,  \
+                cols, sg, sy, so, st);                                                           \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE

@@ -1,7 +1,10 @@
 // Row kernels: the SIMD inner loops of all four operators, over contiguous rows of one dtype
-// (FLOAT, FLOAT16 or BF16), computing in f32 and rounding each output once to nearest even.
-// Written once in row_kernels.cc against Highway and compiled for every target; a plan takes
-// its RowKernels for the current target once, at phase 1.
+// (FLOAT, FLOAT16 or BF16, computing in f32 and rounding each output once to nearest even; or
+// DOUBLE, computing in double with f64 lanes). Written once in row_kernels.cc against Highway
+// and compiled for every target; a plan takes its RowKernels for the current target once, at
+// phase 1. Scalars cross the interface as double: the f32 kernels round each to f32 once on
+// entry (a plan that rounded them itself gets the same bits). "f32" below means the kernel's
+// compute type, double for DOUBLE; weights `w` are in that type too (ComputeDtype(t)).
 //
 // Contracts (n >= 0 elements, no alignment required, no aliasing between inputs and out unless
 // stated):
@@ -48,17 +51,17 @@ namespace aclnn_cpu {
 constexpr size_t kMaxTileCols = 2048;
 
 struct RowKernels {
-  const char* dtype = nullptr;  // "f32", "f16", "bf16"
+  const char* dtype = nullptr;  // "f32", "f16", "bf16", "bf16hw", "f64"
   double (*sum)(const void* x, size_t n) = nullptr;
-  void (*lsm_bwd)(const void* g, const void* y, float s, void* out, size_t n,
+  void (*lsm_bwd)(const void* g, const void* y, double s, void* out, size_t n,
                   bool stream) = nullptr;
-  float (*max)(const void* x, size_t n) = nullptr;
-  double (*sum_exp)(const void* x, size_t n, float m, double* k) = nullptr;
-  double (*max_sum_exp)(const void* x, size_t n, float* m, double* k) = nullptr;
-  void (*lsm_fwd)(const void* x, float m, float l, void* out, size_t n, bool stream) = nullptr;
-  void (*ce_grad)(const void* lp, void* out, size_t n, float shift, float a, float b,
-                  const float* w, bool stream) = nullptr;
-  double (*dot)(const void* x, const float* w, size_t n, float m) = nullptr;
+  double (*max)(const void* x, size_t n) = nullptr;
+  double (*sum_exp)(const void* x, size_t n, double m, double* k) = nullptr;
+  double (*max_sum_exp)(const void* x, size_t n, double* m, double* k) = nullptr;
+  void (*lsm_fwd)(const void* x, double m, double l, void* out, size_t n, bool stream) = nullptr;
+  void (*ce_grad)(const void* lp, void* out, size_t n, double shift, double a, double b,
+                  const void* w, bool stream) = nullptr;
+  double (*dot)(const void* x, const void* w, size_t n, double m) = nullptr;
   void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols, size_t sg,
                        size_t sy, size_t so, bool stream) = nullptr;
 };
@@ -78,8 +81,11 @@ struct RowKernels {
   X(dot, Dot, extra)                \
   X(lsm_bwd_cols, LsmBwdCols, extra)
 
-// Kernels for contiguous rows of dtype t (FLOAT, FLOAT16 or BF16) on the current target.
+// Kernels for contiguous rows of dtype t (FLOAT, FLOAT16, BF16 or DOUBLE) on the current target.
 RowKernels GetRowKernels(aclDataType t);
+
+// The dtype the kernels of t compute in (and take weights in): DOUBLE for DOUBLE, else FLOAT.
+inline aclDataType ComputeDtype(aclDataType t) { return t == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; }
 
 // Orders this thread's non-temporal stores before what follows (sfence on x86).
 void FlushStreamingStores();

@@ -1,5 +1,6 @@
 // Shared Highway helpers (per-target include guard): load FLOAT/FLOAT16/BF16 as f32, store f32
-// to those types rounding to nearest even, and an exp with IEEE edge cases.
+// to those types rounding to nearest even, and an exp with IEEE edge cases. DOUBLE computes in
+// f64 lanes: its "F32" loads and stores are plain f64 ones (CTag<T> is the compute tag of T).
 //
 // Highway 1.0.3's f32->bf16 DemoteTo truncates, and its software f32->f16 DemoteTo (targets
 // without F16C) truncates too; our stores round to nearest even on every target.
@@ -29,6 +30,7 @@ struct Bf16Hw {
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/dtype.h"
 #include "hwy/cache_control.h"
@@ -62,6 +64,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
+
+// The lanes a kernel over elements of T computes in: f64 for double, f32 for everything else.
+template <class T>
+using ComputeT = std::conditional_t<std::is_same_v<T, double>, double, float>;
+template <class T>
+using CTag = hn::ScalableTag<ComputeT<T>>;
+
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF32(D d, const double* p) {
+  return hn::LoadU(d, p);
+}
 
 template <class D>
 HWY_INLINE hn::Vec<D> LoadF32(D d, const float* p) {
@@ -102,6 +115,10 @@ HWY_INLINE hn::Vec<D> LoadF32(D d, const hwy::float16_t* p) {
 #endif
 }
 
+template <class D>
+HWY_INLINE void StoreF32(D d, hn::Vec<D> v, double* p) {
+  hn::StoreU(v, d, p);
+}
 template <class D>
 HWY_INLINE void StoreF32(D d, hn::Vec<D> v, float* p) {
   hn::StoreU(v, d, p);
@@ -210,17 +227,36 @@ HWY_INLINE hn::Vec<D> ExpFast(D d, hn::Vec<D> x) {
   return hn::BitCast(d, hn::Add(hn::BitCast(di, p), e));
 }
 
+// e^x for any f64 x with IEEE edges: Highway's Exp (1 ulp) on its range, +inf above
+// ln(DBL_MAX), 0 below -746 (the last subnormal's log is -744.4), NaN for NaN.
+template <class D>
+HWY_INLINE hn::Vec<D> ExpEdgesF64(D d, hn::Vec<D> x) {
+  const auto in = hn::And(hn::Ge(x, hn::Set(d, -746.0)), hn::Le(x, hn::Set(d, 709.0)));
+  auto y = hn::Exp(d, hn::IfThenElse(in, x, hn::Zero(d)));
+  y = hn::IfThenElse(in, y,
+                     hn::IfThenElse(hn::Gt(x, hn::Zero(d)), hn::Set(d, HUGE_VAL), hn::Zero(d)));
+  // Between 709 and ln(DBL_MAX) = 709.78: e^x as e^(x - 1) * e, still finite.
+  const auto top = hn::And(hn::Gt(x, hn::Set(d, 709.0)), hn::Le(x, hn::Set(d, 709.782712893384)));
+  y = hn::IfThenElse(
+      top, hn::Mul(hn::Exp(d, hn::Sub(x, hn::Set(d, 1.0))), hn::Set(d, 2.718281828459045)), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
 // e^x for any f32 x: the fast path where every lane is in its range (NaN is not), otherwise
 // lane by lane the edge-correct path. Each lane's value depends on its own x only. With
 // kNotPositive the caller guarantees x <= 0 or NaN (x - max), and only the lower bound is
-// checked.
+// checked. f64 lanes: ExpEdgesF64.
 template <bool kNotPositive = false, class D>
 HWY_INLINE hn::Vec<D> ExpF(D d, hn::Vec<D> x) {
-  const auto low = hn::Ge(x, hn::Set(d, -86.5f));
-  const auto fast = kNotPositive ? low : hn::And(low, hn::Le(x, hn::Set(d, 88.0f)));
-  const auto y = ExpFast(d, x);
-  if (HWY_LIKELY(hn::AllTrue(d, fast))) return y;
-  return hn::IfThenElse(fast, y, ExpEdges(d, x));
+  if constexpr (std::is_same_v<hn::TFromD<D>, double>) {
+    return ExpEdgesF64(d, x);
+  } else {
+    const auto low = hn::Ge(x, hn::Set(d, -86.5f));
+    const auto fast = kNotPositive ? low : hn::And(low, hn::Le(x, hn::Set(d, 88.0f)));
+    const auto y = ExpFast(d, x);
+    if (HWY_LIKELY(hn::AllTrue(d, fast))) return y;
+    return hn::IfThenElse(fast, y, ExpEdges(d, x));
+  }
 }
 
 // Runs body(i, count) over [0, n) in whole vectors; the final partial vector (count < Lanes)
@@ -242,6 +278,10 @@ HWY_INLINE void StagePartial(const T* src, size_t count, T* buf, size_t lanes, T
 
 template <class T>
 HWY_INLINE T PadValue(float v);
+template <>
+HWY_INLINE double PadValue<double>(float v) {
+  return v;
+}
 template <>
 HWY_INLINE float PadValue<float>(float v) {
   return v;
@@ -287,6 +327,10 @@ HWY_INLINE void StorePartialF32(D d, hn::Vec<D> v, T* p, size_t count) {
 // stack buffer would make the wide load wait on two narrower stores).
 template <class D, class Compute>
 HWY_INLINE void StreamOutputVector(D d, float* out, size_t i, Compute& compute) {
+  hn::Stream(compute(i, hn::Lanes(d)), d, out + i);
+}
+template <class D, class Compute>
+HWY_INLINE void StreamOutputVector(D d, double* out, size_t i, Compute& compute) {
   hn::Stream(compute(i, hn::Lanes(d)), d, out + i);
 }
 // (Not on HWY_SCALAR, which has no ConcatOdd/Combine and never streams: one-lane vectors.)
@@ -367,18 +411,18 @@ HWY_INLINE void ForEachOutputVector(D d, T* out, size_t n, bool stream, Compute&
   if (i < n) StorePartialF32(d, compute(i, n - i), out + i, n - i);
 }
 
-// Deterministic sum of f(x) over n elements: f32 vector partials over fixed blocks of
-// kSumBlock elements, blocks combined in order in double. The error is bounded by the block,
-// not by n.
+// Deterministic sum of f(x) over n elements: f32 (f64 for double) vector partials over fixed
+// blocks of kSumBlock elements, blocks combined in order in double. The error is bounded by the
+// block, not by n.
 constexpr size_t kSumBlock = 512;
 
 template <class T, class F>
 HWY_INLINE double BlockedSum(const T* x, size_t n, float pad, F&& f) {
-  const DF d;
+  const CTag<T> d;
   double total = 0.0;
   for (size_t b = 0; b < n; b += kSumBlock) {
     const size_t len = n - b < kSumBlock ? n - b : kSumBlock;
-    VF a0 = hn::Zero(d), a1 = hn::Zero(d);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
     const T* p = x + b;
     const size_t N = hn::Lanes(d);
     size_t i = 0;

@@ -2,7 +2,8 @@
 // Highway target this CPU runs: lengths around every vector width (0, 1, W-1, W, W+1, 2W+3 for
 // W = 4, 8, 16) and around the 512-element summation block, pointers misaligned by one element,
 // streaming stores on and off; against a double-precision result computed here from each
-// kernel's contract (row_kernels.h), with error bounds derived from its f32 arithmetic, and the
+// kernel's contract (row_kernels.h), with error bounds derived from its f32 arithmetic (f64 for
+// DOUBLE: the unit roundoff u of the compute type stands in every bound), and the
 // memory right after every output checked untouched. The kernel list (ACLNN_ROW_KERNELS) drives
 // this file: a kernel without a Check_<member> below does not compile.
 #include "kernels/row_kernels.h"
@@ -29,7 +30,7 @@ namespace {
 
 constexpr size_t kLengths[] = {0,  1,  2,  3,  4,  5,  7,  8,   9,   11,  15,
                                16, 17, 19, 31, 32, 33, 35, 511, 512, 513, 1537};
-constexpr aclDataType kDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+constexpr aclDataType kDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE};
 // Summation: f32 partials over blocks of at most 512 elements (plus the lane reduction).
 constexpr double kSumTerms = 512 + 16;
 constexpr unsigned char kCanary = 0xA5;
@@ -85,6 +86,13 @@ struct Case {
   size_t n, misalign;
   bool stream;
   std::mt19937_64& rng;
+  // The compute type's unit roundoff and dtype (weights are in it).
+  double u() const { return dt == ACL_DOUBLE ? std::ldexp(1.0, -53) : kEps32; }
+  aclDataType compute() const { return aclnn_cpu::ComputeDtype(dt); }
+  // A scalar as the kernel takes it (the f32 kernels round it to f32 once).
+  double S(double v) const {
+    return dt == ACL_DOUBLE ? v : static_cast<double>(static_cast<float>(v));
+  }
   std::vector<double> Uniform(size_t n, double lo, double hi) const {
     return testing_support::Uniform(rng, static_cast<int64_t>(n), lo, hi);
   }
@@ -101,8 +109,8 @@ struct Case {
 ::testing::AssertionResult Elementwise(const Buf& out, const std::vector<double>& want,
                                        const std::vector<double>& bound, aclDataType dt) {
   if (!out.TailIntact()) return ::testing::AssertionFailure() << "wrote past the row";
-  const std::string f =
-      tolerance::Compare(out.Get(want.size()), want, bound, ACL_FLOAT, dt, nullptr);
+  const std::string f = tolerance::Compare(out.Get(want.size()), want, bound,
+                                           aclnn_cpu::ComputeDtype(dt), dt, nullptr);
   if (f.empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << f;
 }
@@ -118,7 +126,7 @@ double SumAbs(const std::vector<double>& v) {
   const std::vector<double> v = x.Set(c.Uniform(c.n, -2.0, 2.0));
   double want = 0;
   for (double e : v) want += e;
-  return Near(c.k.sum(x.p(), c.n), want, kSumTerms * kEps32 * SumAbs(v));
+  return Near(c.k.sum(x.p(), c.n), want, kSumTerms * c.u() * SumAbs(v));
 }
 
 // Also a row of -inf only: -inf on every target (regression: EMU128 gave -FLT_MAX for that and
@@ -139,7 +147,7 @@ double SumAbs(const std::vector<double>& v) {
 struct ExpSum {
   double want = 0, count = 0, bound = 0;
 };
-ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
+ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
   ExpSum r;
   for (double e : v) {
     if (e == m) {
@@ -149,8 +157,8 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
     if (e == -HUGE_VAL) continue;
     const double t = std::exp(e - m);
     r.want += t;
-    // exp within 2 ulp (2^-22 relative), x - m rounded in f32, then the blocked sum.
-    r.bound += t * (4 * kEps32 + std::fabs(e - m) * kEps32 + kSumTerms * kEps32);
+    // exp within 2 ulp (4u relative), x - m rounded in the compute type, then the blocked sum.
+    r.bound += t * (4 * c.u() + std::fabs(e - m) * c.u() + kSumTerms * c.u());
   }
   return r;
 }
@@ -162,9 +170,9 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
   v = x.Set(v);
   double m = c.n > 2 ? 3.0 : 0.0;
   for (double e : v) m = std::max(m, e);
-  const ExpSum e = ExpectedSumExp(v, m);
+  const ExpSum e = ExpectedSumExp(c, v, m);
   double k = -1;
-  const double got = c.k.sum_exp(x.p(), c.n, static_cast<float>(m), &k);
+  const double got = c.k.sum_exp(x.p(), c.n, c.S(m), &k);
   if (k != e.count) return ::testing::AssertionFailure() << "count " << k << ", want " << e.count;
   return Near(got, e.want, e.bound);
 }
@@ -183,11 +191,11 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
   v = x.Set(v);
   double m = -HUGE_VAL;
   for (double e : v) m = std::max(m, e);
-  const ExpSum e = ExpectedSumExp(v, m);
-  float got_m = 0;
+  const ExpSum e = ExpectedSumExp(c, v, m);
+  double got_m = 0;
   double k = -1;
   const double got = c.k.max_sum_exp(x.p(), n, &got_m, &k);
-  if (static_cast<double>(got_m) != m) {
+  if (got_m != m) {
     return ::testing::AssertionFailure() << "max " << got_m << ", want " << m;
   }
   if (k != e.count) return ::testing::AssertionFailure() << "count " << k << ", want " << e.count;
@@ -195,7 +203,7 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
   if (!r) return r;
   x.Set(std::vector<double>(n, -HUGE_VAL));
   const double none = c.k.max_sum_exp(x.p(), n, &got_m, &k);
-  if (got_m != -HUGE_VALF || k != 0 || none != 0) {
+  if (got_m != -HUGE_VAL || k != 0 || none != 0) {
     return ::testing::AssertionFailure()
            << "a row of -inf gave max " << got_m << ", count " << k << ", sum " << none;
   }
@@ -211,9 +219,9 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
   for (size_t i = 0; i < c.n; ++i) {
     const double e = std::exp(yv[i]) * s;
     want[i] = gv[i] - e;
-    bound[i] = 5 * kEps32 * (std::fabs(gv[i]) + e);  // exp, then one fused multiply-add
+    bound[i] = 5 * c.u() * (std::fabs(gv[i]) + e);  // exp, then one fused multiply-add
   }
-  c.k.lsm_bwd(g.p(), y.p(), static_cast<float>(s), out.p(), c.n, c.stream);
+  c.k.lsm_bwd(g.p(), y.p(), c.S(s), out.p(), c.n, c.stream);
   aclnn_cpu::FlushStreamingStores();
   return Elementwise(out, want, bound, c.dt);
 }
@@ -225,9 +233,9 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
   std::vector<double> want(c.n), bound(c.n);
   for (size_t i = 0; i < c.n; ++i) {
     want[i] = (xv[i] - m) - l;
-    bound[i] = kEps32 * (std::fabs(xv[i] - m) + std::fabs(want[i]));  // two f32 subtractions
+    bound[i] = c.u() * (std::fabs(xv[i] - m) + std::fabs(want[i]));  // two f32 subtractions
   }
-  c.k.lsm_fwd(x.p(), static_cast<float>(m), static_cast<float>(l), out.p(), c.n, c.stream);
+  c.k.lsm_fwd(x.p(), c.S(m), c.S(l), out.p(), c.n, c.stream);
   aclnn_cpu::FlushStreamingStores();
   return Elementwise(out, want, bound, c.dt);
 }
@@ -236,7 +244,7 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
 ::testing::AssertionResult Check_ce_grad(const Case& c) {
   for (bool weighted : {false, true}) {
     for (double shift : {0.0, 7.25}) {
-      Buf lp(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign), w(ACL_FLOAT, c.n, c.misalign);
+      Buf lp(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign), w(c.compute(), c.n, c.misalign);
       const std::vector<double> lv = lp.Set(c.Uniform(c.n, shift - 12.0, shift));
       const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
       const double a = 0.8, b = 0.01;
@@ -246,10 +254,9 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
         want[i] = p - q;
         // exp, a product, then one fused multiply-add; the f32 difference lp - shift (exact
         // for shift 0) moves the exponent by up to half an ulp of it (u |lp - shift|).
-        bound[i] = 5 * kEps32 * (p + q) + p * kEps32 * std::fabs(lv[i] - shift);
+        bound[i] = 5 * c.u() * (p + q) + p * c.u() * std::fabs(lv[i] - shift);
       }
-      c.k.ce_grad(lp.p(), out.p(), c.n, static_cast<float>(shift), static_cast<float>(a),
-                  static_cast<float>(b), weighted ? static_cast<const float*>(w.p()) : nullptr,
+      c.k.ce_grad(lp.p(), out.p(), c.n, c.S(shift), c.S(a), c.S(b), weighted ? w.p() : nullptr,
                   c.stream);
       aclnn_cpu::FlushStreamingStores();
       ::testing::AssertionResult r = Elementwise(out, want, bound, c.dt);
@@ -261,7 +268,7 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
 
 ::testing::AssertionResult Check_dot(const Case& c) {
   for (bool weighted : {false, true}) {
-    Buf x(c.dt, c.n, c.misalign), w(ACL_FLOAT, c.n, c.misalign);
+    Buf x(c.dt, c.n, c.misalign), w(c.compute(), c.n, c.misalign);
     const std::vector<double> xv = x.Set(c.Uniform(c.n, -5.0, 5.0));
     const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
     const double m = 2.0;
@@ -271,9 +278,8 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
       want += t;
       mag += std::fabs(t);
     }
-    const double got = c.k.dot(x.p(), weighted ? static_cast<const float*>(w.p()) : nullptr, c.n,
-                               static_cast<float>(m));
-    ::testing::AssertionResult r = Near(got, want, (kSumTerms + 2) * kEps32 * mag);
+    const double got = c.k.dot(x.p(), weighted ? w.p() : nullptr, c.n, c.S(m));
+    ::testing::AssertionResult r = Near(got, want, (kSumTerms + 2) * c.u() * mag);
     if (!r) return r << (weighted ? " (weighted)" : " (no weight)");
   }
   return ::testing::AssertionSuccess();
@@ -302,8 +308,8 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
         const double e = std::exp(yv[r * stride + j]);
         want.push_back(gv[r * stride + j] - e * s);
         got_view.push_back(got[r * stride + j]);
-        bound.push_back(5 * kEps32 * (std::fabs(gv[r * stride + j]) + e * std::fabs(s)) +
-                        e * (256 + 16 + 1) * kEps32 * mag);  // the column sum's error
+        bound.push_back(5 * c.u() * (std::fabs(gv[r * stride + j]) + e * std::fabs(s)) +
+                        e * (256 + 16 + 1) * c.u() * mag);  // the column sum's error
       }
     }
     for (size_t r = 0; r < c.n; ++r) {  // the gaps between the columns stay untouched
@@ -315,7 +321,7 @@ ExpSum ExpectedSumExp(const std::vector<double>& v, double m) {
       }
     }
     if (!out.TailIntact()) return ::testing::AssertionFailure() << "wrote past the tile";
-    const std::string f = tolerance::Compare(got_view, want, bound, ACL_FLOAT, c.dt, nullptr);
+    const std::string f = tolerance::Compare(got_view, want, bound, c.compute(), c.dt, nullptr);
     if (!f.empty()) return ::testing::AssertionFailure() << f << " (" << cols << " columns)";
   }
   return ::testing::AssertionSuccess();

@@ -62,7 +62,7 @@ std::string Compare(const std::vector<double>& got, const std::vector<double>& r
 
 std::vector<double> LogSoftmaxBackwardBound(const std::vector<double>& g,
                                             const std::vector<double>& y, const ref::Shape& shape,
-                                            int dim) {
+                                            int dim, aclDataType in) {
   std::vector<double> terms, sum_terms;
   ref::LogSoftmaxBackwardMagnitudes(g, y, shape, dim, &terms, &sum_terms);
   const int64_t len = shape.empty() ? 1 : shape[static_cast<size_t>(dim)];
@@ -72,7 +72,7 @@ std::vector<double> LogSoftmaxBackwardBound(const std::vector<double>& g,
   const double k_sum = static_cast<double>(std::min<int64_t>(len, 256) + 8);
   std::vector<double> bound(terms.size());
   for (size_t i = 0; i < bound.size(); ++i) {
-    bound[i] = kEps32 * (4.0 * terms[i] + k_sum * sum_terms[i]);
+    bound[i] = (in == ACL_DOUBLE ? kEps64 : kEps32) * (4.0 * terms[i] + k_sum * sum_terms[i]);
   }
   return bound;
 }
@@ -91,7 +91,7 @@ double LogSoftmaxErrorTerms(double out, double l) {
 
 std::vector<double> LogSoftmaxBound(const std::vector<double>& expect,
                                     const std::vector<double>& slice_log_sum, aclDataType out) {
-  const double eps = out == ACL_DOUBLE ? 1.1e-16 : kEps32;
+  const double eps = out == ACL_DOUBLE ? kEps64 : kEps32;
   std::vector<double> bound(expect.size());
   for (size_t i = 0; i < bound.size(); ++i) {
     bound[i] = eps * LogSoftmaxErrorTerms(expect[i], slice_log_sum[i]);

@@ -12,7 +12,8 @@
 
 namespace tolerance {
 
-constexpr double kEps32 = 1.0 / 16777216.0;  // 2^-24, unit roundoff of f32
+constexpr double kEps32 = 1.0 / 16777216.0;          // 2^-24, unit roundoff of f32
+constexpr double kEps64 = 1.0 / 9007199254740992.0;  // 2^-53, unit roundoff of f64
 
 // The chain of roundings a result goes through: computed in f32 (or double), rounded to the
 // compute dtype `t`, then converted to the output dtype `out`.
@@ -40,10 +41,11 @@ std::string Compare(const std::vector<double>& got, const std::vector<double>& r
                     const std::vector<double>& bound, aclDataType t, aclDataType out,
                     ErrorStats* stats);
 
-// Per-element f32 error bounds of each operator's kernels (docs/numerics.md).
+// Per-element f32 error bounds of each operator's kernels (docs/numerics.md); a DOUBLE input
+// computes in double, with the same terms in units of 2^-53.
 std::vector<double> LogSoftmaxBackwardBound(const std::vector<double>& g,
                                             const std::vector<double>& y, const ref::Shape& shape,
-                                            int dim);
+                                            int dim, aclDataType in);
 // expect: the reference output; slice_log_sum: ref::LogSoftmax's per-element log-sum;
 // out: the output dtype (DOUBLE computes in double).
 std::vector<double> LogSoftmaxBound(const std::vector<double>& expect,

@@ -18,6 +18,18 @@ void GatherF32(aclDataType t, aclDataType round_to, const char* base, int64_t st
 void ScatterF32(aclDataType round_to, aclDataType out_t, const float* src, char* base,
                 int64_t stride, int64_t n);
 
+// The same through double, for the f64 kernels: dst[i] = x[i * stride] of dtype t (exact for
+// every floating dtype); element i of the strided output (dtype out_t) = src[i] rounded once.
+void GatherF64(aclDataType t, const char* base, int64_t stride, int64_t n, double* dst);
+void ScatterF64(aclDataType out_t, const double* src, char* base, int64_t stride, int64_t n);
+
+// A row gathered into the compute type of the kernels (ComputeDtype: FLOAT or DOUBLE), and
+// scattered back; for FLOAT, GatherF32/ScatterF32 with round_to the input dtype.
+void GatherRow(aclDataType compute, aclDataType t, const char* base, int64_t stride, int64_t n,
+               void* dst);
+void ScatterRow(aclDataType compute, aclDataType round_to, aclDataType out_t, const void* src,
+                char* base, int64_t stride, int64_t n);
+
 }  // namespace aclnn_cpu
 
 #endif  // ACLNN_CPU_OPS_COMMON_STRIDED_H_

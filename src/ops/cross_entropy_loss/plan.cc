@@ -125,19 +125,21 @@ struct RowLoss {
 // Rows are always reduced chunk by chunk, chunks combined in order, so a row split across
 // threads gives the same bits.
 struct ChunkSums {
-  float max;
+  double max;
   double rest, k, dot;
   double xt;  // first chunk of a row: the input at the target (read before logProb is written)
 };
 
 // The row maximum from its chunks' maxima, in order; a NaN anywhere gives NaN.
-inline float FoldMax(float m, float chunk) { return (chunk > m || chunk != chunk) ? chunk : m; }
+inline double FoldMax(double m, double chunk) {
+  return (chunk > m || chunk != chunk) ? chunk : m;
+}
 
 // A row's maximum and its sum of exp(x - max) split as sum_exp's (*k elements at a finite
 // maximum, *rest the others) from its chunks' own, in order: a chunk whose maximum is below the
 // row's adds its sum and its count, times exp(chunk max - row max) in double.
-inline float CombineChunks(const ChunkSums* parts, int64_t nc, double* rest, double* k) {
-  float m = -HUGE_VALF;
+inline double CombineChunks(const ChunkSums* parts, int64_t nc, double* rest, double* k) {
+  double m = -HUGE_VAL;
   for (int64_t c = 0; c < nc; ++c) m = FoldMax(m, parts[c].max);
   *rest = 0.0;
   *k = 0.0;
@@ -146,8 +148,7 @@ inline float CombineChunks(const ChunkSums* parts, int64_t nc, double* rest, dou
       *rest += parts[c].rest;
       *k += parts[c].k;
     } else {
-      *rest += (parts[c].rest + parts[c].k) *
-               std::exp(static_cast<double>(parts[c].max) - static_cast<double>(m));
+      *rest += (parts[c].rest + parts[c].k) * std::exp(parts[c].max - m);
     }
   }
   return m;
@@ -244,7 +245,7 @@ class CeFwdPlan final : public Plan {
     out->dot = 0.0;
   }
   // That chunk's weighted sum shifted by the row maximum m (from cache: the chunk was just read).
-  void ChunkDot(const void* src, int64_t esz, int64_t c0, int64_t len, float m, const float* w,
+  void ChunkDot(const void* src, int64_t esz, int64_t c0, int64_t len, double m, const float* w,
                 ChunkSums* out) const {
     out->dot = kernels_.dot(static_cast<const char*>(src) + c0 * esz, w ? w + c0 : nullptr,
                             static_cast<size_t>(len), m);
@@ -253,9 +254,9 @@ class CeFwdPlan final : public Plan {
   // A row's loss terms (zero for an ignored row) from its chunk sums, combined in order; *m
   // receives the row maximum, *log_s log(sum exp(x - m)) and *lse the row's log-sum-exp.
   RowLoss FinishRow(const ce::RowTarget& rt, const ChunkSums* parts, int64_t nc, double w_sum,
-                    float* m_out, double* log_s, double* lse) const {
+                    double* m_out, double* log_s, double* lse) const {
     double rest = 0.0, k = 0.0, dot = 0.0;
-    const float m = CombineChunks(parts, nc, &rest, &k);
+    const double m = CombineChunks(parts, nc, &rest, &k);
     for (int64_t c = 0; c < nc; ++c) dot += parts[c].dot;
     *m_out = m;
     *log_s = LogSumExpShifted(rest, k);
@@ -302,21 +303,20 @@ class CeFwdPlan final : public Plan {
     parts[0].xt = xt;
     if (rt.t >= 0 && Smoothing()) {
       double rest, k;
-      const float row_max = CombineChunks(parts, nc, &rest, &k);
+      const double row_max = CombineChunks(parts, nc, &rest, &k);
       for (int64_t c = 0; c < nc; ++c) {
         ChunkDot(src, esz, c * kRowChunk, std::min(kRowChunk, k_.c - c * kRowChunk), row_max, w,
                  &parts[c]);
       }
     }
-    float m;
-    double log_s, lse;
+    double m, log_s, lse;
     // Loss terms read the input before logProb is written (f may be rewritten in place).
     const RowLoss t = FinishRow(rt, parts, nc, w_sum, &m, &log_s, &lse);
     StoreLse(i, lse);
     if (with_grad_) GradRow(i, rt, lse, xt, src, w, scan, f);
     if (lean_) return t;
     char* lp = RowLp(i);
-    kernels_.lsm_fwd(src, m, static_cast<float>(log_s), contiguous_ ? static_cast<void*>(lp) : f,
+    kernels_.lsm_fwd(src, m, log_s, contiguous_ ? static_cast<void*>(lp) : f,
                      static_cast<size_t>(k_.c), stream_);
     if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], k_.c);
     return t;
@@ -348,13 +348,13 @@ class CeFwdPlan final : public Plan {
                                       w != nullptr ? static_cast<double>(w[rt.t]) : 1.0)
                   : 0.0;
     const size_t c = static_cast<size_t>(k_.c);
-    const float a = static_cast<float>(k.big_a * shift.scale);
+    const double a = k.big_a * shift.scale;
     if (contiguous_) {
       if (k.zero) {
         std::memset(o, 0, c * static_cast<size_t>(esz));  // +0.0 in every format
         return;
       }
-      kernels_.ce_grad(src, o, c, shift.hi, a, static_cast<float>(k.s), w, stream_);
+      kernels_.ce_grad(src, o, c, shift.hi, a, k.s, w, stream_);
       if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
       if (rt.t >= 0) StoreFromDouble(dtype_, o, rt.t, true_class);
       return;
@@ -363,7 +363,7 @@ class CeFwdPlan final : public Plan {
       for (int64_t j = 0; j < k_.c; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
       return;
     }
-    kernels_.ce_grad(f, f, c, shift.hi, a, static_cast<float>(k.s), w, false);
+    kernels_.ce_grad(f, f, c, shift.hi, a, k.s, w, false);
     if (rt.t >= 0) f[rt.t] = static_cast<float>(true_class);
     ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }
@@ -376,7 +376,7 @@ class CeFwdPlan final : public Plan {
                     RowLoss* terms, int threads) const {
     const int64_t nc = RowChunks(k_.c), esz = DtypeSize(dtype_);
     auto row_max = [&](int64_t i) {
-      float m = -HUGE_VALF;
+      double m = -HUGE_VAL;
       for (int64_t c = 0; c < nc; ++c) m = FoldMax(m, parts[i * nc + c].max);
       return m;
     };
@@ -392,15 +392,14 @@ class CeFwdPlan final : public Plan {
                             });
     ForEachRowChunkParallel(
         k_.n, k_.c, threads, stream_, [&](int64_t i, int64_t, int64_t c0, int64_t len) {
-          float m;
-          double log_s, lse;
+          double m, log_s, lse;
           const RowLoss t = FinishRow(rows[i], &parts[i * nc], nc, w_sum, &m, &log_s, &lse);
           if (c0 == 0) {  // one item per row writes the row's results
             terms[i] = t;
             StoreLse(i, lse);
           }
           if (lean_) return;
-          kernels_.lsm_fwd(RowX(i) + c0 * esz, m, static_cast<float>(log_s), RowLp(i) + c0 * esz,
+          kernels_.lsm_fwd(RowX(i) + c0 * esz, m, log_s, RowLp(i) + c0 * esz,
                            static_cast<size_t>(len), stream_);
         });
   }

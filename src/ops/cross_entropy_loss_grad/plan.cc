@@ -236,7 +236,7 @@ class CeGradPlan final : public Plan {
     const bool has_t = k.t >= c0 && k.t < c1;
     const double true_class = has_t ? TrueClass(k, lp, w) : 0.0;
     kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, k.lse_k.hi,
-                     static_cast<float>(k.big_a * k.lse_k.scale), static_cast<float>(k.s),
+                     k.big_a * k.lse_k.scale, k.s,
                      w != nullptr ? w + c0 : nullptr, stream_);
     if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
     if (has_t) StoreFromDouble(dtype_, o, k.t, true_class);
@@ -252,8 +252,7 @@ class CeGradPlan final : public Plan {
       return;
     }
     GatherF32(dtype_, dtype_, lp, lp_.strides[1], k_.c, f);
-    kernels_.ce_grad(f, f, c, k.lse_k.hi, static_cast<float>(k.big_a * k.lse_k.scale),
-                     static_cast<float>(k.s), w, false);
+    kernels_.ce_grad(f, f, c, k.lse_k.hi, k.big_a * k.lse_k.scale, k.s, w, false);
     if (k.t >= 0) f[k.t] = static_cast<float>(TrueClass(k, lp, w));
     ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }

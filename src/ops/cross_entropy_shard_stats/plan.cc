@@ -117,7 +117,7 @@ class ShardStatsPlan final : public Plan {
           src = f;
         }
         const size_t len = static_cast<size_t>(k_.c);
-        const float m = kernels_.max(src, len);
+        const double m = kernels_.max(src, len);
         double count = 0.0;
         const double rest = kernels_.sum_exp(src, len, m, &count);
         const double lse = static_cast<double>(m) + LogSumExpShifted(rest, count);

@@ -31,8 +31,8 @@ Status Validate(const Args& a, Checked* c) {
     return OkStatus();
   }
   constexpr int kBad = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "gradOutput", a.grad_output, kFloatDtypes, kBad));
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "output", a.output, kFloatDtypes, kBad));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "gradOutput", a.grad_output, FloatInputDtypes(soc), kBad));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "output", a.output, FloatInputDtypes(soc), kBad));
   ACLNN_RETURN_IF_ERROR(CheckSocTakesDtype(kOp, soc, "gradOutput", a.grad_output));
   ACLNN_RETURN_IF_ERROR(CheckSocTakesDtype(kOp, soc, "output", a.output));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradOutput", a.grad_output, "output", a.output, kBad));
@@ -77,7 +77,8 @@ class LsmBwdPlan final : public Plan {
                       geo_.strides[2][last] == 1;
     path_ = !same ? Path::kGather
                   : (rows_contiguous ? Path::kRows : (cols ? Path::kColumns : Path::kGather));
-    kernels_ = GetRowKernels(path_ == Path::kGather ? ACL_FLOAT : in_);
+    compute_ = ComputeDtype(in_);
+    kernels_ = GetRowKernels(path_ == Path::kGather ? compute_ : in_);
     threads_ = NumThreads();
     stream_ = path_ != Path::kGather &&
               static_cast<uint64_t>(geo_.axis_len * geo_.num_slices * DtypeSize(in_)) >=
@@ -88,7 +89,8 @@ class LsmBwdPlan final : public Plan {
                                       static_cast<uint64_t>(RowChunks(geo_.axis_len)));
     }
     if (path_ == Path::kGather) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * 2 * D);
+      scratch_ = booker_.Book<unsigned char>(static_cast<uint64_t>(DtypeSize(compute_)) *
+                                             static_cast<uint64_t>(threads_) * 2 * D);
     } else if (path_ == Path::kColumns) {
       inner_ = geo_.sizes[last];
       // Whole rows of the inner dim (up to kMaxTileCols): both sweeps then stream rows
@@ -117,7 +119,7 @@ class LsmBwdPlan final : public Plan {
   }
 
   Status Run(void* workspace) const override {
-    float* scratch = Grant<float>(workspace, scratch_);
+    unsigned char* scratch = Grant<unsigned char>(workspace, scratch_);
     const int64_t D = geo_.axis_len;
     const int64_t esz_in = DtypeSize(in_), esz_out = DtypeSize(o_.dtype);
     const size_t n = static_cast<size_t>(D);
@@ -135,16 +137,17 @@ class LsmBwdPlan final : public Plan {
       const char* y = y_.data + off[1] * esz_in;
       char* o = o_.data + off[2] * esz_out;
       if (path_ == Path::kRows) {
-        kernels_.lsm_bwd(g, y, static_cast<float>(RowSum(g, D, esz_in)), o, n, stream_);
+        kernels_.lsm_bwd(g, y, RowSum(g, D, esz_in), o, n, stream_);
         if (stream_) FlushStreamingStores();
         return;
       }
-      float* fg = scratch + static_cast<int64_t>(tid) * 2 * D;
-      float* fy = fg + D;
-      GatherF32(in_, in_, g, geo_.axis_stride[0], D, fg);
-      GatherF32(in_, in_, y, geo_.axis_stride[1], D, fy);
-      kernels_.lsm_bwd(fg, fy, static_cast<float>(RowSum(fg, D, sizeof(float))), fg, n, false);
-      ScatterF32(in_, o_.dtype, fg, o, geo_.axis_stride[2], D);
+      const int64_t cs = DtypeSize(compute_);
+      unsigned char* fg = scratch + static_cast<int64_t>(tid) * 2 * D * cs;
+      unsigned char* fy = fg + D * cs;
+      GatherRow(compute_, in_, g, geo_.axis_stride[0], D, fg);
+      GatherRow(compute_, in_, y, geo_.axis_stride[1], D, fy);
+      kernels_.lsm_bwd(fg, fy, RowSum(fg, D, cs), fg, n, false);
+      ScatterRow(compute_, in_, o_.dtype, fg, o, geo_.axis_stride[2], D);
     });
     return OkStatus();
   }
@@ -153,8 +156,8 @@ class LsmBwdPlan final : public Plan {
   enum class Path { kRows, kColumns, kGather };
 
   const char* PathName() const {
-    return path_ == Path::kRows ? "contiguous-rows"
-                                : (path_ == Path::kColumns ? "column-tiles" : "gather-f32");
+    if (path_ != Path::kGather) return path_ == Path::kRows ? "contiguous-rows" : "column-tiles";
+    return compute_ == ACL_DOUBLE ? "gather-f64" : "gather-f32";
   }
 
   // Sum of a contiguous row: in kRowChunk chunks added in order (see slices.h).
@@ -183,9 +186,8 @@ class LsmBwdPlan final : public Plan {
           geo_.SliceOffsets(row, off);
           double s = 0.0;
           for (int64_t c = 0; c < nc; ++c) s += partial[row * nc + c];
-          kernels_.lsm_bwd(g_.data + (off[0] + c0) * esz, y_.data + (off[1] + c0) * esz,
-                           static_cast<float>(s), o_.data + (off[2] + c0) * esz,
-                           static_cast<size_t>(len), stream_);
+          kernels_.lsm_bwd(g_.data + (off[0] + c0) * esz, y_.data + (off[1] + c0) * esz, s,
+                           o_.data + (off[2] + c0) * esz, static_cast<size_t>(len), stream_);
         });
   }
 
@@ -213,7 +215,7 @@ class LsmBwdPlan final : public Plan {
 
   TensorDesc g_, y_, o_;
   SliceGeometry geo_;
-  aclDataType in_;
+  aclDataType in_, compute_ = ACL_FLOAT;
   Path path_ = Path::kRows;
   int64_t inner_ = 1, tile_cols_ = 64, tiles_per_outer_ = 1;
   bool stream_ = false;
