@@ -63,10 +63,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGrad(void *workspace
                                                                  aclrtStream stream);
 
 /* Backward from the logits: aclnnCrossEntropyLossGrad with `logits` (N, C) in place of logProb
- * and the forward's lse (N,) FLOAT or DOUBLE, required (the gradient is that of this lse), in place of lseForZlossOptional (it also serves
- * the z-loss term): out = dloss/dlogits, with every option of aclnnCrossEntropyLossGrad. `out`
- * may be `logits` itself (the same aclTensor or an identical view): the gradient then overwrites
- * the logits, one read and one write per element. */
+ * and the forward's lse (N,) FLOAT or DOUBLE, required (the gradient is that of this lse), in place
+ * of lseForZlossOptional (it also serves the z-loss term): out = dloss/dlogits, with every option
+ * of aclnnCrossEntropyLossGrad. `out` may be `logits` itself (the same aclTensor or an identical
+ * view): the gradient then overwrites the logits, one read and one write per element. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
     const aclTensor *gradLoss, const aclTensor *logits, const aclTensor *target,
     const aclTensor *weightOptional, const aclTensor *gradZlossOptional, const aclTensor *lse,

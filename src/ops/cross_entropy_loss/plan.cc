@@ -131,9 +131,7 @@ struct ChunkSums {
 };
 
 // The row maximum from its chunks' maxima, in order; a NaN anywhere gives NaN.
-inline double FoldMax(double m, double chunk) {
-  return (chunk > m || chunk != chunk) ? chunk : m;
-}
+inline double FoldMax(double m, double chunk) { return (chunk > m || chunk != chunk) ? chunk : m; }
 
 // A row's maximum and its sum of exp(x - max) split as sum_exp's (*k elements at a finite
 // maximum, *rest the others) from its chunks' own, in order: a chunk whose maximum is below the

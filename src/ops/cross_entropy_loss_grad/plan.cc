@@ -235,8 +235,7 @@ class CeGradPlan final : public Plan {
     }
     const bool has_t = k.t >= c0 && k.t < c1;
     const double true_class = has_t ? TrueClass(k, lp, w) : 0.0;
-    kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, k.lse_k.hi,
-                     k.big_a * k.lse_k.scale, k.s,
+    kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, k.lse_k.hi, k.big_a * k.lse_k.scale, k.s,
                      w != nullptr ? w + c0 : nullptr, stream_);
     if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
     if (has_t) StoreFromDouble(dtype_, o, k.t, true_class);
