@@ -13,7 +13,7 @@ std::vector<Attr> Attrs() {
   return {Attr::kReduction,      Attr::kWeight, Attr::kIgnoreIndex,
           Attr::kLabelSmoothing, Attr::kZloss,  Attr::kTargetDtype};
 }
-std::vector<aclDataType> Dtypes() { return {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}; }
+std::vector<aclDataType> Dtypes() { return {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}; }
 
 }  // namespace
 

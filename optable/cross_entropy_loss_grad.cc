@@ -51,7 +51,9 @@ std::vector<Expected> Reference(const Problem& p, const Values& in) {
   const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kTarget], in[kWeight]);
   const std::vector<double>&lp = in[kLogProb], &g = in[kGradLoss];
   return {{kOut, ref::CrossEntropyLossGrad(a, lp, g, in[kGradZloss], in[kLse]),
-           tolerance::CrossEntropyLossGradBound(a, lp, g, in[kGradZloss], in[kLse]), p.dtype}};
+           tolerance::CrossEntropyLossGradBound(a, lp, g, in[kGradZloss], in[kLse],
+                                                tolerance::UnitRoundoff(p.dtype)),
+           p.dtype}};
 }
 
 }  // namespace

@@ -32,16 +32,17 @@ std::vector<Problem> LeanBenchProblems(const OpSpec* op) {
 
 // ---- aclnnCpuCrossEntropyLossLse --------------------------------------------------------------
 
+// The dtype of the loss, z-loss and lse outputs: FLOAT, DOUBLE for a DOUBLE input (the loss must
+// have the input's dtype or FLOAT for a 16-bit one; a DOUBLE lse keeps all of it).
+aclDataType Stats(const Problem& p) { return p.dtype == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT; }
+
 enum { kInput, kTarget, kWeight, kLossOut, kZlossOut, kLseOut };
 
 std::vector<TensorDecl> DeclareLse(const Problem& p) {
   const int64_t n = p.shape[0], c = p.shape[1];
-  return {{true, p.dtype, p.shape},
-          {true, p.target_dtype, {p.TargetLength()}},
-          {p.weight, ACL_FLOAT, {c}},
-          {true, ACL_FLOAT, ce::LossShape(p)},
-          {true, ACL_FLOAT, ce::LossShape(p)},
-          {true, ACL_FLOAT, {n}}};
+  return {{true, p.dtype, p.shape},           {true, p.target_dtype, {p.TargetLength()}},
+          {p.weight, ACL_FLOAT, {c}},         {true, Stats(p), ce::LossShape(p)},
+          {true, Stats(p), ce::LossShape(p)}, {true, Stats(p), {n}}};
 }
 
 void FillLse(const Problem& p, std::mt19937_64& rng, Values* v) {
@@ -60,7 +61,8 @@ int Phase1Lse(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
 std::vector<Expected> ReferenceLse(const Problem& p, const Values& in) {
   const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kTarget], in[kWeight]);
   const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, in[kInput]);
-  tolerance::CrossEntropyBounds b = tolerance::CrossEntropyLossBound(a, in[kInput], e);
+  tolerance::CrossEntropyBounds b =
+      tolerance::CrossEntropyLossBound(a, in[kInput], e, tolerance::UnitRoundoff(p.dtype));
   return {{kLossOut, e.loss, std::move(b.loss), p.dtype},
           {kZlossOut, e.zloss, std::move(b.zloss), p.dtype},
           {kLseOut, e.lse, std::move(b.lse), p.dtype}};
@@ -78,7 +80,7 @@ std::vector<TensorDecl> DeclareGrad(const Problem& p) {
           {true, p.target_dtype, {p.TargetLength()}},
           {p.weight, ACL_FLOAT, {c}},
           {z, p.dtype, ce::LossShape(p)},
-          {true, ACL_FLOAT, {n}},
+          {true, Stats(p), {n}},
           {true, p.dtype, p.shape}};
 }
 
@@ -119,13 +121,14 @@ std::vector<Expected> ReferenceGrad(const Problem& p, const Values& in) {
     for (int64_t j = 0; j < c; ++j) lp[i * c + j] = in[kLogits][i * c + j] - in[kLse][i];
   }
   const std::vector<double>& g = in[kGradLoss];
-  std::vector<double> bound =
-      tolerance::CrossEntropyLossGradBound(a, lp, g, in[kGradZloss], in[kLse]);
-  // The f32 difference x - lse before exp moves the exponent by up to u |x - lse|.
+  std::vector<double> bound = tolerance::CrossEntropyLossGradBound(
+      a, lp, g, in[kGradZloss], in[kLse], tolerance::UnitRoundoff(p.dtype));
+  // The difference x - lse before exp (f32, or double for DOUBLE) moves the exponent by up to
+  // u |x - lse|.
   const std::vector<double> mag =
       ref::CrossEntropyLossGradMagnitudes(a, lp, g, in[kGradZloss], in[kLse]);
   for (size_t e = 0; e < bound.size(); ++e) {
-    bound[e] += mag[e] * tolerance::kEps32 * std::fabs(lp[e]);
+    bound[e] += mag[e] * tolerance::UnitRoundoff(p.dtype) * std::fabs(lp[e]);
   }
   return {{kOut, ref::CrossEntropyLossGrad(a, lp, g, in[kGradZloss], in[kLse]), std::move(bound),
            p.dtype}};
@@ -141,9 +144,9 @@ std::vector<TensorDecl> DeclareWithGrad(const Problem& p) {
           {true, p.target_dtype, {p.TargetLength()}},
           {p.weight, ACL_FLOAT, {c}},
           {true, p.dtype, ce::LossShape(p)},
-          {true, ACL_FLOAT, ce::LossShape(p)},
-          {true, ACL_FLOAT, ce::LossShape(p)},
-          {true, ACL_FLOAT, {n}},
+          {true, Stats(p), ce::LossShape(p)},
+          {true, Stats(p), ce::LossShape(p)},
+          {true, Stats(p), {n}},
           {true, p.dtype, p.shape}};
 }
 
@@ -165,17 +168,20 @@ int Phase1WithGrad(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
 std::vector<Expected> ReferenceWithGrad(const Problem& p, const Values& in) {
   const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kWTarget], in[kWWeight]);
   const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, in[kWInput]);
-  tolerance::CrossEntropyBounds b = tolerance::CrossEntropyLossBound(a, in[kWInput], e);
+  tolerance::CrossEntropyBounds b =
+      tolerance::CrossEntropyLossBound(a, in[kWInput], e, tolerance::UnitRoundoff(p.dtype));
   const std::vector<double>& g = in[kWGradLoss];
-  std::vector<double> bound = tolerance::CrossEntropyLossGradBound(a, e.log_prob, g, {}, e.lse);
-  // The gradient takes p = exp(x - lse) with the kernel's f32 lse (off by its bound, then
-  // rounded) and one f32 subtraction: both move the exponent.
+  std::vector<double> bound = tolerance::CrossEntropyLossGradBound(
+      a, e.log_prob, g, {}, e.lse, tolerance::UnitRoundoff(p.dtype));
+  // The gradient takes p = exp(x - lse) with lseOut's lse (off by its bound, then rounded to
+  // lseOut's dtype) and one subtraction in the compute type: both move the exponent.
   const std::vector<double> mag = ref::CrossEntropyLossGradMagnitudes(a, e.log_prob, g, {}, e.lse);
   const int64_t c = p.shape[1];
   for (size_t k = 0; k < bound.size(); ++k) {
     const size_t i = k / static_cast<size_t>(c);
-    bound[k] +=
-        mag[k] * (tolerance::kEps32 * (std::fabs(e.log_prob[k]) + std::fabs(e.lse[i])) + b.lse[i]);
+    bound[k] += mag[k] * (tolerance::UnitRoundoff(p.dtype) *
+                              (std::fabs(e.log_prob[k]) + std::fabs(e.lse[i])) +
+                          b.lse[i]);
   }
   return {{kWLossOut, e.loss, std::move(b.loss), p.dtype},
           {kWZlossOut, e.zloss, std::move(b.zloss), p.dtype},

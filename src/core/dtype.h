@@ -46,9 +46,10 @@ inline constexpr aclDataType kFloatOrDoubleDtypes[] = {ACL_FLOAT, ACL_FLOAT16, A
                                                        ACL_DOUBLE};
 inline constexpr aclDataType kIndexDtypes[] = {ACL_INT64, ACL_INT32};
 inline constexpr aclDataType kFloat32Only[] = {ACL_FLOAT};
-// The lean cross-entropy's row log-sum-exp: FLOAT, or DOUBLE to keep all of it (a gradient from
-// logits of large magnitude needs it; ce::SplitLse).
-inline constexpr aclDataType kLseDtypes[] = {ACL_FLOAT, ACL_DOUBLE};
+// The lean cross-entropy's row log-sum-exp (FLOAT, or DOUBLE to keep all of it: a gradient from
+// logits of large magnitude needs it; ce::SplitLse) and the cross-entropy's weights under the
+// default profile.
+inline constexpr aclDataType kFloat32Or64[] = {ACL_FLOAT, ACL_DOUBLE};
 
 // A read-only view of a dtype set (one of the arrays above).
 class DtypeSpan {

@@ -305,8 +305,13 @@ std::vector<CeValidationCase> CeValidationCases() {
   add("null_out", 161001, "out is null", [](auto& c) { c.null_arg = 4; });
   add("null_workspaceSize", 161001, "workspaceSize is null", [](auto& c) { c.null_arg = 5; });
   add("null_executor", 161001, "executor is null", [](auto& c) { c.null_arg = 6; });
-  add("logProb_f64", 161002, "logProb has dtype DOUBLE",
-      [](auto& c) { c.lp = c.grad = c.out = ACL_DOUBLE; });
+  // DOUBLE: aclnn-cpu's extension under the default profile (an NPU profile refuses it as CANN
+  // does: soc_profiles_test), with FLOAT or DOUBLE weights.
+  add("logProb_f64", 0, "", [](auto& c) { c.lp = c.grad = c.out = ACL_DOUBLE; });
+  add("logProb_f64_weight_f64", 0, "",
+      [](auto& c) { c.lp = c.grad = c.out = c.weight = ACL_DOUBLE; });
+  add("logProb_int32", 161002, "logProb has dtype INT32",
+      [](auto& c) { c.lp = c.grad = c.out = ACL_INT32; });
   add("gradLoss_dtype", 161002, "gradLoss has dtype FLOAT16",
       [](auto& c) { c.grad = ACL_FLOAT16; });
   add("out_dtype", 161002, "out has dtype BF16", [](auto& c) { c.out = ACL_BF16; });

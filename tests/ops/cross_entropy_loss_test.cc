@@ -323,8 +323,9 @@ std::vector<CeFwdValidationCase> CeFwdCases() {
   add("lse_dtype", 161002, "lseForZlossOut has dtype FLOAT16",
       [](auto& c) { c.lse = ACL_FLOAT16; });
   add("target_dtype", 161002, "target has dtype UINT8", [](auto& c) { c.target = ACL_UINT8; });
-  add("weight_dtype", 161002, "weightOptional has dtype DOUBLE",
-      [](auto& c) { c.weight = ACL_DOUBLE; });
+  add("weight_dtype", 161002, "weightOptional has dtype FLOAT16",
+      [](auto& c) { c.weight = ACL_FLOAT16; });
+  add("weight_f64", 0, "", [](auto& c) { c.weight = ACL_DOUBLE; });  // the default profile's
   add("reduction", 561002, "reductionOptional \"batchmean\"",
       [](auto& c) { c.reduction = "batchmean"; });
   add("ls", 561002, "labelSmoothing 2 is outside", [](auto& c) { c.ls = 2.0; });

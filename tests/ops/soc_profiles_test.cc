@@ -456,6 +456,42 @@ TEST(SocProfiles, Ascend910And310P) {
 }
 
 // The default profile, for the contrast with the rows above (its own suites are unchanged).
+// DOUBLE inputs are aclnn-cpu's extension of the default profile (computed in double): every NPU
+// profile refuses them with CANN's code and sentence, before the work, writing nothing.
+TEST(SocProfiles, DoubleInputsOnlyUnderTheDefaultProfile) {
+  for (const char* soc : {"Ascend910B2", "Ascend950PR", "Ascend910ProA", "Ascend310P3"}) {
+    const std::vector<Case> rules = {
+        Make("log_softmax_backward_double", Op::kLsmBwd,
+             [](Case* c) {
+               c->dtype = ACL_DOUBLE;
+               c->status = 161002;
+               c->words = {"gradOutput has dtype DOUBLE"};
+             }),
+        Make("grad_double", Op::kCeGrad,
+             [](Case* c) {
+               c->dtype = ACL_DOUBLE;
+               c->status = 161002;
+               c->words = {"logProb has dtype DOUBLE"};
+             }),
+        Make("forward_double", Op::kCe,
+             [](Case* c) {
+               c->dtype = ACL_DOUBLE;
+               c->status = 161002;
+               c->words = {"input has dtype DOUBLE"};
+             }),
+    };
+    const bool exists = std::string(soc) != "Ascend910ProA" && std::string(soc) != "Ascend310P3";
+    for (const Case& c : rules) {
+      if (c.op != Op::kLsmBwd && !exists) continue;  // no cross-entropy there at all
+      CheckCase(soc, c);
+    }
+  }
+  for (Op op : {Op::kLsmBwd, Op::kCeGrad, Op::kCe}) {
+    Case c = Make("double_accepted", op, [](Case* k) { k->dtype = ACL_DOUBLE; });
+    CheckCase("", c);
+  }
+}
+
 TEST(SocProfiles, DefaultFillsTheGaps) {
   const std::vector<Case> rules = {
       Make("grad_negative_ignore_masks", Op::kCeGrad,

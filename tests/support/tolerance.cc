@@ -103,18 +103,18 @@ std::vector<double> CrossEntropyLossGradBound(const ref::CrossEntropyArgs& a,
                                               const std::vector<double>& log_prob,
                                               const std::vector<double>& grad_loss,
                                               const std::vector<double>& grad_zloss,
-                                              const std::vector<double>& lse) {
+                                              const std::vector<double>& lse, double u) {
   std::vector<double> bound =
       ref::CrossEntropyLossGradMagnitudes(a, log_prob, grad_loss, grad_zloss, lse);
-  // f32 arithmetic: the row coefficient rounded to f32, exp (1 ulp), two products and a fused
+  // f32 (u) arithmetic: the row coefficient rounded to f32, exp (1 ulp), two products and a fused
   // difference: at most 6 roundings relative to the terms' magnitudes.
-  for (double& b : bound) b *= 6.0 * kEps32;
+  for (double& b : bound) b *= 6.0 * u;
   return bound;
 }
 
 CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
                                          const std::vector<double>& x,
-                                         const ref::CrossEntropyResult& r) {
+                                         const ref::CrossEntropyResult& r, double u) {
   const int64_t n = a.n, c = a.c;
   const std::vector<int64_t>& t = a.target;
   const std::vector<double>& w = a.weight;
@@ -128,16 +128,15 @@ CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
     // log(S) = log(k) + log1p(R / k) with R's 264 roundings relative to R <= S (1 - e^-l).
     const double l = r.lse[i] - mx;
     row_l[i] = l;
-    const double dl =
-        kEps32 * (270.0 * (1.0 - std::exp(-l)) + 2.0 * l) + 1.2e-16 * std::fabs(r.lse[i]);
+    const double dl = u * (270.0 * (1.0 - std::exp(-l)) + 2.0 * l) + 1.2e-16 * std::fabs(r.lse[i]);
     b.lse.push_back(dl);
     if (t[i] == a.ignore_index) continue;
     for (int64_t j = 0; j < c; ++j) {
       dot += wt(j) * std::fabs(x[i * c + j] - mx);
       wsum += wt(j);
     }
-    nll[i] = wt(t[i]) * (dl + kEps32 * std::fabs(x[i * c + t[i]] - r.lse[i]));
-    sm[i] = kEps32 * 270.0 * dot + dl * wsum;
+    nll[i] = wt(t[i]) * (dl + u * std::fabs(x[i * c + t[i]] - r.lse[i]));
+    sm[i] = u * 270.0 * dot + dl * wsum;
     zl[i] = std::fabs(a.zloss_scale) * 2.0 * std::fabs(r.lse[i]) * dl;
     D += w.empty() ? 1.0 : w[t[i]];
     M += 1.0;
@@ -145,8 +144,7 @@ CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
   b.log_prob.resize(r.log_prob.size());
   for (size_t i = 0; i < b.log_prob.size(); ++i) {
     const double l = row_l[static_cast<int64_t>(i) / c];
-    b.log_prob[i] =
-        kEps32 * (2.0 * std::fabs(r.log_prob[i]) + 2.0 * l + 270.0 * (1.0 - std::exp(-l)));
+    b.log_prob[i] = u * (2.0 * std::fabs(r.log_prob[i]) + 2.0 * l + 270.0 * (1.0 - std::exp(-l)));
   }
   const double ls = a.label_smoothing, cinv = 1.0 / static_cast<double>(c);
   if (a.reduction == ref::Reduction::kNone) {

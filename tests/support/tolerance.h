@@ -14,6 +14,8 @@ namespace tolerance {
 
 constexpr double kEps32 = 1.0 / 16777216.0;          // 2^-24, unit roundoff of f32
 constexpr double kEps64 = 1.0 / 9007199254740992.0;  // 2^-53, unit roundoff of f64
+// The unit roundoff of the arithmetic of an operator on dtype t: f64 for DOUBLE, else f32.
+constexpr double UnitRoundoff(aclDataType t) { return t == ACL_DOUBLE ? kEps64 : kEps32; }
 
 // The chain of roundings a result goes through: computed in f32 (or double), rounded to the
 // compute dtype `t`, then converted to the output dtype `out`.
@@ -54,13 +56,13 @@ std::vector<double> CrossEntropyLossGradBound(const ref::CrossEntropyArgs& a,
                                               const std::vector<double>& log_prob,
                                               const std::vector<double>& grad_loss,
                                               const std::vector<double>& grad_zloss,
-                                              const std::vector<double>& lse);
+                                              const std::vector<double>& lse, double u = kEps32);
 struct CrossEntropyBounds {
   std::vector<double> log_prob, loss, zloss, lse;
 };
 CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
                                          const std::vector<double>& x,
-                                         const ref::CrossEntropyResult& r);
+                                         const ref::CrossEntropyResult& r, double u = kEps32);
 
 // The fused linear cross-entropy (docs/large_vocab.md): each logit is a length-H f32 dot
 // product, off by at most (H + 2) u (sum_k |x_k w_k| + |b|); that error moves the loss and the

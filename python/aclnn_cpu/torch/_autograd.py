@@ -22,10 +22,6 @@ def _log_softmax_setup(ctx, inputs, output):
 
 def _log_softmax_grad(ctx, grad):
     (output,) = ctx.saved_tensors
-    if output.dtype == torch.float64:
-        raise NotImplementedError(
-            "aclnn_cpu.torch.log_softmax: no gradient for float64 (aclnnLogSoftmaxBackward "
-            "takes float32, float16 and bfloat16, as CANN's).")
     if grad.dtype != output.dtype:
         grad = grad.to(output.dtype)
     return _log_softmax_backward(grad, output, ctx.dim, ctx.input_dtype), None, None

@@ -12,11 +12,16 @@ from ._common import _check_cpu
 from ._operators import _cross_entropy_lean, _cross_entropy_loss, _log_softmax
 
 
-def log_softmax(input: Tensor, dim: int, dtype: Optional[torch.dtype] = None) -> Tensor:
+def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
+                dtype: Optional[torch.dtype] = None) -> Tensor:
     """``torch.nn.functional.log_softmax`` through ``aclnnLogSoftmax`` (and
-    ``aclnnLogSoftmaxBackward`` for the gradient). ``dtype``: the result's dtype; the input is
-    converted to it first, as in PyTorch."""
+    ``aclnnLogSoftmaxBackward`` for the gradient), float32, float16, bfloat16 and float64.
+    ``dtype``: the result's dtype, any of those; the input is converted to it first, as in
+    PyTorch, and the gradient comes back in the input's dtype. ``dim=None`` picks PyTorch's
+    implicit dimension (with its deprecation warning)."""
     _check_cpu("log_softmax", input)
+    if dim is None:
+        dim = torch.nn.functional._get_softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _log_softmax(input, dim, dtype)
 
 

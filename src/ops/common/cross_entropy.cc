@@ -113,7 +113,8 @@ Status BadTarget(const char* op, const SocProfile& soc, int64_t i, int64_t t, in
 
 Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& target,
                    const TensorDesc* weight, int64_t n, int64_t c, int64_t ignore_index,
-                   Reduction r, float* w_contig, RowTarget* rows, TargetScan* scan) {
+                   Reduction r, aclDataType compute, void* w_contig, RowTarget* rows,
+                   TargetScan* scan) {
   const int64_t tstride = target.rank == 1 ? target.strides[0] : 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
@@ -123,10 +124,9 @@ Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& targ
   double w_sum = 0.0;
   if (weight != nullptr) {
     const int64_t ws = weight->strides[0];
-    const float* w = reinterpret_cast<const float*>(weight->data);
     for (int64_t j = 0; j < c; ++j) {
-      w_contig[j] = w[j * ws];
-      w_sum += w_contig[j];
+      StoreFromDouble(compute, w_contig, j, LoadAsDouble(weight->dtype, weight->data, j * ws));
+      w_sum += LoadAsDouble(compute, w_contig, j);
     }
   } else {
     w_sum = static_cast<double>(c);
@@ -138,7 +138,7 @@ Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& targ
       rows[i] = RowTarget{-1, 0.0};
       continue;
     }
-    const double wt = weight != nullptr ? static_cast<double>(w_contig[t]) : 1.0;
+    const double wt = WeightAt(weight != nullptr ? w_contig : nullptr, compute, t);
     rows[i] = RowTarget{t, wt};
     d += wt;
     m += 1.0;
@@ -181,7 +181,10 @@ Status CheckTargetsAndAttributes(const char* op, const SocProfile& soc, const ch
   }
   ACLNN_RETURN_IF_ERROR(CheckDtype(op, "target", target, kIndexDtypes, kDtype));
   if (weight != nullptr) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(op, "weightOptional", weight, kFloat32Only, kDtype));
+    // DOUBLE too under the default profile (PyTorch's weight has the input's dtype).
+    ACLNN_RETURN_IF_ERROR(
+        CheckDtype(op, "weightOptional", weight,
+                   soc.is_cpu() ? DtypeSpan(kFloat32Or64) : DtypeSpan(kFloat32Only), kDtype));
   }
   Status st = ParseReduction(op, reduction, r);
   if (!st.ok() && b910 && gradient) {
@@ -232,11 +235,14 @@ Status CheckSocHasOperator(const char* op, const SocProfile& soc, bool extension
   return OkStatus();
 }
 
-LseShift SplitLse(double lse) {
+LseShift SplitLse(double lse, aclDataType compute) {
   LseShift r;
-  r.hi = static_cast<float>(lse);
-  if (std::isfinite(lse) && std::isfinite(r.hi))
-    r.scale = std::exp(static_cast<double>(r.hi) - lse);
+  if (compute == ACL_DOUBLE) {
+    r.hi = lse;
+    return r;
+  }
+  r.hi = static_cast<double>(static_cast<float>(lse));
+  if (std::isfinite(lse) && std::isfinite(r.hi)) r.scale = std::exp(r.hi - lse);
   return r;
 }
 

@@ -96,11 +96,12 @@ GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
 // multiplies p's coefficient so that exp(x - hi) * scale = exp(x - lse). Without the scale an lse
 // of magnitude L, rounded to f32, puts p off by up to L * 2^-25 relative (logits of ~600: 2e-5).
 // scale is 1 where lse is an f32 value already or is not finite.
+// With f64 kernels (compute DOUBLE) the kernel takes the whole lse: hi = lse, scale 1.
 struct LseShift {
-  float hi = 0.0f;
+  double hi = 0.0;
   double scale = 1.0;
 };
-LseShift SplitLse(double lse);
+LseShift SplitLse(double lse, aclDataType compute);
 // The true class's element from its p, recomputed in double (p is near 1 there, where f32
 // cancellation would lose the most).
 inline double TrueClassGrad(const GradCoef& k, double p, double w_t) {
@@ -113,9 +114,21 @@ inline double TrueClassGrad(const GradCoef& k, double p, double w_t) {
 // order. weight (FLOAT, nullable) is copied to w_contig[0..C) when non-null. On a bad target
 // returns ACL_ERROR_INVALID_PARAM naming the first bad row and value (and, under an NPU profile,
 // what that NPU would do with it); nothing has been written to any output then.
+// The weights are copied in the kernels' compute type `compute` (FLOAT or DOUBLE; a DOUBLE
+// weight rounded once to FLOAT for the f32 kernels), and the row weights and sums are of those
+// copies.
 Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& target,
                    const TensorDesc* weight, int64_t n, int64_t c, int64_t ignore_index,
-                   Reduction r, float* w_contig, RowTarget* rows, TargetScan* scan);
+                   Reduction r, aclDataType compute, void* w_contig, RowTarget* rows,
+                   TargetScan* scan);
+
+// Weight j of ScanTargets' copy (1 when there is none), and the copy from class j on.
+inline double WeightAt(const void* w, aclDataType compute, int64_t j) {
+  return w != nullptr ? LoadAsDouble(compute, w, j) : 1.0;
+}
+inline const void* WeightsFrom(const void* w, aclDataType compute, int64_t j) {
+  return w != nullptr ? static_cast<const char*>(w) + j * DtypeSize(compute) : nullptr;
+}
 
 }  // namespace ce
 }  // namespace aclnn_cpu

@@ -9,6 +9,7 @@
 #include "kernels/row_kernels.h"
 #include "ops/common/cross_entropy.h"
 #include "ops/common/slices.h"
+#include "ops/common/soc_rules.h"
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
@@ -32,7 +33,7 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(op, soc, /*extension=*/a.float_stats || lean));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(CheckDtype(op, "input", a.input, kFloatDtypes, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(op, "input", a.input, FloatInputDtypes(soc), kDtype));
   // The loss-like outputs: the input's dtype, or (the extension) FLOAT for a 16-bit input.
   auto check_stats_dtype = [&](const char* name, const aclTensor* t) {
     const bool half = a.input->dtype == ACL_FLOAT16 || a.input->dtype == ACL_BF16;
@@ -50,7 +51,7 @@ Status Validate(const Args& a, Checked* out) {
   }
   ACLNN_RETURN_IF_ERROR(check_stats_dtype("zlossOut", a.zloss_out));
   if (lean) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(op, lse_name, a.lse_out, kLseDtypes, kDtype));
+    ACLNN_RETURN_IF_ERROR(CheckDtype(op, lse_name, a.lse_out, kFloat32Or64, kDtype));
   } else {
     ACLNN_RETURN_IF_ERROR(check_stats_dtype(lse_name, a.lse_out));
   }
@@ -166,13 +167,16 @@ class CeFwdPlan final : public Plan {
     dtype_ = x_.dtype;
     contiguous_ = k_.c == 1 || (x_.strides[1] == 1 && (lean_ || lp_.strides[1] == 1) &&
                                 (!with_grad_ || out_.strides[1] == 1));
-    kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
+    compute_ = ComputeDtype(dtype_);
+    kernels_ = GetRowKernels(contiguous_ ? dtype_ : compute_);
     threads_ = NumThreads();
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
     terms_ = booker_.Book<RowLoss>(static_cast<uint64_t>(k_.n));
-    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(k_.c));
+    const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
+    if (k_.has_weight) weights_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(k_.c));
     if (!contiguous_) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(k_.c));
+      scratch_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(threads_) *
+                                             static_cast<uint64_t>(k_.c));
     }
     // Fewer rows than threads: rows are split into chunks across threads (O(N) side data).
     split_ = contiguous_ && !with_grad_ && SplitRowsAcrossThreads(k_.n, k_.c, threads_);
@@ -209,19 +213,19 @@ class CeFwdPlan final : public Plan {
   Status Run(void* workspace) const override {
     auto* rows = Grant<ce::RowTarget>(workspace, rows_);
     auto* terms = Grant<RowLoss>(workspace, terms_);
-    float* w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
+    unsigned char* w = k_.has_weight ? Grant<unsigned char>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
     ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.soc, k_.target,
                                           k_.has_weight ? &k_.weight : nullptr, k_.n, k_.c,
-                                          k_.ignore_index, k_.reduction, w, rows, &scan));
+                                          k_.ignore_index, k_.reduction, compute_, w, rows, &scan));
     const int threads = std::min(threads_, NumThreads());
     if (split_ && SplitRowsAcrossThreads(k_.n, k_.c, threads)) {
       RunSplitRows(Grant<ChunkSums>(workspace, chunks_), rows, w, scan.w_sum, terms, threads);
     } else {
-      float* scratch = Grant<float>(workspace, scratch_);
+      unsigned char* scratch = Grant<unsigned char>(workspace, scratch_);
       ChunkSums* row_chunks = Grant<ChunkSums>(workspace, row_chunks_);
       ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
-        float* f = scratch + static_cast<int64_t>(tid) * k_.c;
+        void* f = scratch + static_cast<int64_t>(tid) * k_.c * DtypeSize(compute_);
         ChunkSums* parts = row_chunks + static_cast<int64_t>(tid) * RowChunks(k_.c);
         for (int64_t i = b; i < e; ++i) terms[i] = RunRow(i, rows[i], w, scan, f, parts);
         if (stream_) FlushStreamingStores();
@@ -243,10 +247,10 @@ class CeFwdPlan final : public Plan {
     out->dot = 0.0;
   }
   // That chunk's weighted sum shifted by the row maximum m (from cache: the chunk was just read).
-  void ChunkDot(const void* src, int64_t esz, int64_t c0, int64_t len, double m, const float* w,
+  void ChunkDot(const void* src, int64_t esz, int64_t c0, int64_t len, double m, const void* w,
                 ChunkSums* out) const {
-    out->dot = kernels_.dot(static_cast<const char*>(src) + c0 * esz, w ? w + c0 : nullptr,
-                            static_cast<size_t>(len), m);
+    out->dot = kernels_.dot(static_cast<const char*>(src) + c0 * esz,
+                            ce::WeightsFrom(w, compute_, c0), static_cast<size_t>(len), m);
   }
 
   // A row's loss terms (zero for an ignored row) from its chunk sums, combined in order; *m
@@ -283,16 +287,16 @@ class CeFwdPlan final : public Plan {
 
   // logProb and lse of row i, and its loss terms, on one thread; parts: room for the row's chunk
   // sums, combined by FinishRow as on the split path (the same bits).
-  RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const float* w, const ce::TargetScan& scan,
-                 float* f, ChunkSums* parts) const {
+  RowLoss RunRow(int64_t i, const ce::RowTarget& rt, const void* w, const ce::TargetScan& scan,
+                 void* f, ChunkSums* parts) const {
     const double w_sum = scan.w_sum;
     const char* x = RowX(i);
     const void* src = x;
     if (!contiguous_) {
-      GatherF32(dtype_, dtype_, x, x_.strides[1], k_.c, f);
+      GatherRow(compute_, dtype_, x, x_.strides[1], k_.c, f);
       src = f;
     }
-    const int64_t esz = contiguous_ ? DtypeSize(dtype_) : int64_t{sizeof(float)};
+    const int64_t esz = DtypeSize(contiguous_ ? dtype_ : compute_);
     const int64_t nc = RowChunks(k_.c);
     for (int64_t c = 0; c < nc; ++c) {
       ChunkStats(src, esz, c * kRowChunk, std::min(kRowChunk, k_.c - c * kRowChunk), &parts[c]);
@@ -316,7 +320,7 @@ class CeFwdPlan final : public Plan {
     char* lp = RowLp(i);
     kernels_.lsm_fwd(src, m, log_s, contiguous_ ? static_cast<void*>(lp) : f,
                      static_cast<size_t>(k_.c), stream_);
-    if (!contiguous_) ScatterF32(dtype_, dtype_, f, lp, lp_.strides[1], k_.c);
+    if (!contiguous_) ScatterRow(compute_, dtype_, dtype_, f, lp, lp_.strides[1], k_.c);
     return t;
   }
 
@@ -324,13 +328,13 @@ class CeFwdPlan final : public Plan {
   // just computed and the input at the target xt, as aclnnCpuCrossEntropyLossGradFromLogits
   // computes it from the stored lse (the same bits), while the row is in cache.
   void GradRow(int64_t i, const ce::RowTarget& rt, double lse, double xt, const void* src,
-               const float* w, const ce::TargetScan& scan, float* f) const {
+               const void* w, const ce::TargetScan& scan, void* f) const {
     const bool none = k_.reduction == ce::Reduction::kNone;
     // The lse as lseOut stores it, so that the gradient has the bits the from-logits operator
     // computes from lseOut: a DOUBLE lseOut keeps all of it (ce::SplitLse says why that matters).
     const double stored =
         lse_.dtype == ACL_DOUBLE ? lse : static_cast<double>(static_cast<float>(lse));
-    const ce::LseShift shift = ce::SplitLse(stored);
+    const ce::LseShift shift = ce::SplitLse(stored, compute_);
     const double g =
         has_grad_loss_ ? LoadAsDouble(grad_loss_.dtype, grad_loss_.data,
                                       grad_loss_.rank == 1 && none ? i * grad_loss_.strides[0] : 0)
@@ -342,8 +346,7 @@ class CeFwdPlan final : public Plan {
     const int64_t esz = DtypeSize(dtype_);
     char* o = out_.data + i * out_.strides[0] * esz;
     const double true_class =
-        rt.t >= 0 ? ce::TrueClassGrad(k, std::exp(xt - stored),
-                                      w != nullptr ? static_cast<double>(w[rt.t]) : 1.0)
+        rt.t >= 0 ? ce::TrueClassGrad(k, std::exp(xt - stored), ce::WeightAt(w, compute_, rt.t))
                   : 0.0;
     const size_t c = static_cast<size_t>(k_.c);
     const double a = k.big_a * shift.scale;
@@ -362,15 +365,15 @@ class CeFwdPlan final : public Plan {
       return;
     }
     kernels_.ce_grad(f, f, c, shift.hi, a, k.s, w, false);
-    if (rt.t >= 0) f[rt.t] = static_cast<float>(true_class);
-    ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
+    if (rt.t >= 0) StoreFromDouble(compute_, f, rt.t, true_class);
+    ScatterRow(compute_, dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }
 
   // Fewer rows than threads: work items are (row, chunk), in three passes (chunk maxima and sums
   // of exponentials; chunk weighted sums with the row maximum; the row's terms and logProb),
   // each split over the threads. The first pass also reads the input at the target, before any
   // logProb (which may alias the input) is written.
-  void RunSplitRows(ChunkSums* parts, const ce::RowTarget* rows, const float* w, double w_sum,
+  void RunSplitRows(ChunkSums* parts, const ce::RowTarget* rows, const void* w, double w_sum,
                     RowLoss* terms, int threads) const {
     const int64_t nc = RowChunks(k_.c), esz = DtypeSize(dtype_);
     auto row_max = [&](int64_t i) {
@@ -448,7 +451,7 @@ class CeFwdPlan final : public Plan {
   bool with_grad_ = false, has_grad_loss_ = false;
   TensorDesc grad_loss_, out_;
   const char* op_ = kOp;
-  aclDataType dtype_ = ACL_FLOAT;
+  aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
   RowKernels kernels_;
   int threads_ = 1;
   WorkspaceBooker booker_;

@@ -8,6 +8,7 @@
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
 #include "ops/common/slices.h"
+#include "ops/common/soc_rules.h"
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
@@ -31,7 +32,7 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(kOp, soc, /*extension=*/logits));
 
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lp_name, a.log_prob, kFloatDtypes, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lp_name, a.log_prob, FloatInputDtypes(soc), kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "gradLoss", a.grad_loss, lp_name, a.log_prob, kDtype));
   ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, "out", a.out, lp_name, a.log_prob, kDtype));
   if (a.grad_zloss != nullptr) {
@@ -39,7 +40,7 @@ Status Validate(const Args& a, Checked* out) {
         CheckSameDtype(kOp, "gradZlossOptional", a.grad_zloss, lp_name, a.log_prob, kDtype));
   }
   if (logits) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lse_name, a.lse, kLseDtypes, kDtype));
+    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, lse_name, a.lse, kFloat32Or64, kDtype));
   } else if (a.lse != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckSameDtype(kOp, lse_name, a.lse, lp_name, a.log_prob, kDtype));
   }
@@ -132,15 +133,18 @@ class CeGradPlan final : public Plan {
     op_ = a.op;
     dtype_ = lp_.dtype;
     contiguous_ = (k_.c == 1 || (lp_.strides[1] == 1 && out_.strides[1] == 1));
-    kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
+    compute_ = ComputeDtype(dtype_);
+    kernels_ = GetRowKernels(contiguous_ ? dtype_ : compute_);
     threads_ = NumThreads();
     stream_ = contiguous_ &&
               static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= StreamingOutputBytes();
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
     coef_ = booker_.Book<RowCoef>(static_cast<uint64_t>(k_.n));
-    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(classes_));
+    const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
+    if (k_.has_weight) weights_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(classes_));
     if (!contiguous_) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(k_.c));
+      scratch_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(threads_) *
+                                             static_cast<uint64_t>(k_.c));
     }
     target_name_ = CurrentTargetName();
   }
@@ -164,13 +168,14 @@ class CeGradPlan final : public Plan {
   Status Run(void* workspace) const override {
     auto* rows = Grant<ce::RowTarget>(workspace, rows_);
     auto* coef = Grant<RowCoef>(workspace, coef_);
-    float* const all_w = k_.has_weight ? Grant<float>(workspace, weights_) : nullptr;
+    unsigned char* const all_w =
+        k_.has_weight ? Grant<unsigned char>(workspace, weights_) : nullptr;
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(op_, k_.soc, k_.target,
-                                          k_.has_weight ? &k_.weight : nullptr, k_.n, classes_,
-                                          k_.ignore_index, k_.reduction, all_w, rows, &scan));
+    ACLNN_RETURN_IF_ERROR(
+        ce::ScanTargets(op_, k_.soc, k_.target, k_.has_weight ? &k_.weight : nullptr, k_.n,
+                        classes_, k_.ignore_index, k_.reduction, compute_, all_w, rows, &scan));
     // This shard's classes (all of them unless sharded).
-    const float* w = all_w != nullptr ? all_w + offset_ : nullptr;
+    const void* w = ce::WeightsFrom(all_w, compute_, offset_);
     if (batch_.has_batch_divisors) {
       scan.d = batch_.batch_d;
       scan.m = batch_.batch_m;
@@ -187,9 +192,9 @@ class CeGradPlan final : public Plan {
           ce::GradCoefficients(rows[i], g, gz, lse, k_.label_smoothing, k_.zloss_scale, cinv, scan);
       k.t = rows[i].t >= offset_ && rows[i].t < offset_ + k_.c ? rows[i].t - offset_ : -1;
       k.lse = from_logits_ ? ScalarAt(lse_, i) : 0.0;
-      k.lse_k = ce::SplitLse(k.lse);
+      k.lse_k = ce::SplitLse(k.lse, compute_);
     }
-    float* scratch = Grant<float>(workspace, scratch_);
+    unsigned char* scratch = Grant<unsigned char>(workspace, scratch_);
     const int threads = std::min(threads_, NumThreads());
     const int64_t esz = DtypeSize(dtype_);
     if (contiguous_ && SplitRowsAcrossThreads(k_.n, k_.c, threads)) {
@@ -202,7 +207,7 @@ class CeGradPlan final : public Plan {
       return OkStatus();
     }
     ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
-      float* f = scratch + static_cast<int64_t>(tid) * k_.c;
+      void* f = scratch + static_cast<int64_t>(tid) * k_.c * DtypeSize(compute_);
       for (int64_t i = b; i < e; ++i) {
         if (contiguous_) {
           RunRowRange(coef[i], i, 0, k_.c, w, esz);
@@ -218,13 +223,13 @@ class CeGradPlan final : public Plan {
   // The true-class element p A - s w_t - a, recomputed in double: p is close to 1 exactly
   // there, where f32 cancellation would lose the most. Read before the row is written (out
   // may be the logits).
-  double TrueClass(const RowCoef& k, const char* lp, const float* w) const {
+  double TrueClass(const RowCoef& k, const char* lp, const void* w) const {
     const double p = std::exp(LoadAsDouble(dtype_, lp, k.t * lp_.strides[1]) - k.lse);
-    return ce::TrueClassGrad(k, p, w != nullptr ? static_cast<double>(w[k.t]) : 1.0);
+    return ce::TrueClassGrad(k, p, ce::WeightAt(w, compute_, k.t));
   }
 
   // Columns [c0, c1) of a contiguous row.
-  void RunRowRange(const RowCoef& k, int64_t i, int64_t c0, int64_t c1, const float* w,
+  void RunRowRange(const RowCoef& k, int64_t i, int64_t c0, int64_t c1, const void* w,
                    int64_t esz) const {
     const char* lp = lp_.data + i * lp_.strides[0] * esz;
     char* o = out_.data + i * out_.strides[0] * esz;
@@ -236,13 +241,13 @@ class CeGradPlan final : public Plan {
     const bool has_t = k.t >= c0 && k.t < c1;
     const double true_class = has_t ? TrueClass(k, lp, w) : 0.0;
     kernels_.ce_grad(lp + c0 * esz, o + c0 * esz, len, k.lse_k.hi, k.big_a * k.lse_k.scale, k.s,
-                     w != nullptr ? w + c0 : nullptr, stream_);
+                     ce::WeightsFrom(w, compute_, c0), stream_);
     if (stream_) FlushStreamingStores();  // the fix-up store lands after the row's stores
     if (has_t) StoreFromDouble(dtype_, o, k.t, true_class);
   }
 
   // A row of a non-contiguous logProb or out, through f32 scratch.
-  void RunStridedRow(const RowCoef& k, int64_t i, const float* w, float* f, int64_t esz) const {
+  void RunStridedRow(const RowCoef& k, int64_t i, const void* w, void* f, int64_t esz) const {
     const char* lp = lp_.data + i * lp_.strides[0] * esz;
     char* o = out_.data + i * out_.strides[0] * esz;
     const size_t c = static_cast<size_t>(k_.c);
@@ -250,10 +255,10 @@ class CeGradPlan final : public Plan {
       for (int64_t j = 0; j < k_.c; ++j) StoreFromDouble(dtype_, o, j * out_.strides[1], 0.0);
       return;
     }
-    GatherF32(dtype_, dtype_, lp, lp_.strides[1], k_.c, f);
+    GatherRow(compute_, dtype_, lp, lp_.strides[1], k_.c, f);
     kernels_.ce_grad(f, f, c, k.lse_k.hi, k.big_a * k.lse_k.scale, k.s, w, false);
-    if (k.t >= 0) f[k.t] = static_cast<float>(TrueClass(k, lp, w));
-    ScatterF32(dtype_, dtype_, f, o, out_.strides[1], k_.c);
+    if (k.t >= 0) StoreFromDouble(compute_, f, k.t, TrueClass(k, lp, w));
+    ScatterRow(compute_, dtype_, dtype_, f, o, out_.strides[1], k_.c);
   }
 
   const ce::Common k_;  // reduction, N, C, target, weight, attributes
@@ -265,7 +270,7 @@ class CeGradPlan final : public Plan {
   bool has_gz_ = false, contiguous_ = false, stream_ = false, from_logits_ = false;
   const char* op_ = kOp;
   int64_t offset_ = 0, classes_ = 0;  // the shard's first class; the vocabulary's classes
-  aclDataType dtype_ = ACL_FLOAT;
+  aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
   RowKernels kernels_;
   int threads_ = 1;
   WorkspaceBooker booker_;

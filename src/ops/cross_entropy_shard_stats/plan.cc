@@ -95,9 +95,9 @@ class ShardStatsPlan final : public Plan {
     auto* rows = Grant<ce::RowTarget>(workspace, rows_);
     float* all_w = Grant<float>(workspace, weights_);
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(
-        ce::ScanTargets(kOp, k_.soc, k_.target, k_.has_weight ? &k_.weight : nullptr, k_.n,
-                        k_.num_classes, k_.ignore_index, ce::Reduction::kNone, all_w, rows, &scan));
+    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(
+        kOp, k_.soc, k_.target, k_.has_weight ? &k_.weight : nullptr, k_.n, k_.num_classes,
+        k_.ignore_index, ce::Reduction::kNone, ACL_FLOAT, all_w, rows, &scan));
     const float* w = all_w != nullptr ? all_w + k_.class_offset : nullptr;
     // sum_j w_j over the shard, for the weighted sum from its shifted form.
     double w_shard = static_cast<double>(k_.c);

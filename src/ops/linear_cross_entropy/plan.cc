@@ -78,7 +78,7 @@ Status Validate(const Args& a, Checked* out) {
     ACLNN_RETURN_IF_ERROR(CheckDtypeOrFloat("gradLossOptional", a.grad_loss, "input", a.input));
   }
   ACLNN_RETURN_IF_ERROR(CheckDtypeOrFloat("lossOut", a.loss_out, "input", a.input));
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "lseOut", a.lse_out, kLseDtypes, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "lseOut", a.lse_out, kFloat32Or64, kDtype));
   if (a.grad_input != nullptr) {
     ACLNN_RETURN_IF_ERROR(
         CheckSameDtype(kOp, "gradInputOptional", a.grad_input, "input", a.input, kDtype));
@@ -314,9 +314,9 @@ class LcePlan final : public Plan {
     float* w = Grant<float>(ws, weights_);
     // Every target is checked before anything is written.
     ce::TargetScan scan;
-    ACLNN_RETURN_IF_ERROR(ce::ScanTargets(kOp, k_.soc, k_.target,
-                                          k_.has_weight ? &k_.weight : nullptr, n, v,
-                                          k_.ignore_index, k_.reduction, w, rows, &scan));
+    ACLNN_RETURN_IF_ERROR(
+        ce::ScanTargets(kOp, k_.soc, k_.target, k_.has_weight ? &k_.weight : nullptr, n, v,
+                        k_.ignore_index, k_.reduction, ACL_FLOAT, w, rows, &scan));
     double* loss_rows = Grant<double>(ws, loss_rows_);
     double* zl_rows = Grant<double>(ws, zl_rows_);
     double* lse_rows = Grant<double>(ws, lse_rows_);
