@@ -40,7 +40,9 @@ Problem Make(aclDataType dtype, bool weight) {
   Problem p{dtype, weight, {}, {}, {}};
   DeviceTensor probe(dtype, {kN, kV});
   p.x = probe.Rounded(testing_support::Normal(rng, kN * kV, 0.0, 3.0));
-  p.w = weight ? testing_support::Uniform(rng, kV, 0.5, 2.0) : std::vector<double>(kV, 1.0);
+  // The weights as the FLOAT weight tensor holds them.
+  p.w = weight ? DeviceTensor(ACL_FLOAT, {kV}).Rounded(testing_support::Uniform(rng, kV, 0.5, 2.0))
+               : std::vector<double>(kV, 1.0);
   for (int64_t i = 0; i < kN; ++i) {
     // Targets in every shard, the one-class shard included; every 6th row ignored.
     p.t.push_back(i % 6 == 5 ? -100.0 : static_cast<double>((i * 97 + (i == 3 ? 0 : 600)) % kV));
@@ -61,7 +63,10 @@ std::vector<double> Columns(const Problem& p, int64_t c0, int64_t len) {
 }  // namespace
 
 TEST(VocabParallel, ShardStatisticsCombineToTheWholeVocabulary) {
-  for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}) {
+    // A DOUBLE shard computes in double, and its statistics are DOUBLE.
+    const double u = dt == ACL_DOUBLE ? std::ldexp(1.0, -53) : kU32;
+    const aclDataType st = dt == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
     for (bool weight : {false, true}) {
       SCOPED_TRACE(std::to_string(dt) + (weight ? " weight" : ""));
       const Problem p = Make(dt, weight);
@@ -74,8 +79,7 @@ TEST(VocabParallel, ShardStatisticsCombineToTheWholeVocabulary) {
       for (const auto& shard : kShards) {
         // Plain copies: lambdas cannot capture structured bindings before C++20.
         const int64_t c0 = shard.first, len = shard.second;
-        DeviceTensor x(dt, {kN, len}), lse(ACL_FLOAT, {kN}), tl(ACL_FLOAT, {kN}),
-            wsum(ACL_FLOAT, {kN});
+        DeviceTensor x(dt, {kN, len}), lse(st, {kN}), tl(st, {kN}), wsum(st, {kN});
         x.Set(Columns(p, c0, len));
         const OpResult r = RunOp(
             [&](uint64_t* wsz, aclOpExecutor** ex) {
@@ -96,9 +100,9 @@ TEST(VocabParallel, ShardStatisticsCombineToTheWholeVocabulary) {
             mag += std::fabs(p.w[c0 + j] * (p.x[i * kV + c0 + j] - m)) + std::fabs(p.w[c0 + j] * m);
           }
           const double want = m + std::log(e);
-          // f32 partial sums of len terms, added in double, then one rounding to f32.
-          EXPECT_NEAR(l[i], want, (len + 8) * kU32 * (1.0 + std::fabs(want))) << i;
-          EXPECT_NEAR(sw[i], dot, (len + 8) * kU32 * mag + kU32 * std::fabs(dot)) << i;
+          // Partial sums of len terms in the compute type, added in double, then one rounding.
+          EXPECT_NEAR(l[i], want, (len + 8) * u * (1.0 + std::fabs(want))) << i;
+          EXPECT_NEAR(sw[i], dot, (len + 8) * u * mag + u * std::fabs(dot)) << i;
           const int64_t ti = static_cast<int64_t>(p.t[i]);
           const bool here = ti >= c0 && ti < c0 + len;
           EXPECT_EQ(t[i], here ? p.x[i * kV + ti] : 0.0) << i;  // exact
@@ -114,7 +118,7 @@ TEST(VocabParallel, ShardStatisticsCombineToTheWholeVocabulary) {
         for (int64_t j = 0; j < kV; ++j) m = std::max(m, p.x[i * kV + j]);
         for (int64_t j = 0; j < kV; ++j) e += std::exp(p.x[i * kV + j] - m);
         const double lse = mx[i] + std::log(s[i]), want = m + std::log(e);
-        EXPECT_NEAR(lse, want, (kV + 16) * kU32 * (1.0 + std::fabs(want))) << i;
+        EXPECT_NEAR(lse, want, (kV + 16) * u * (1.0 + std::fabs(want))) << i;
         const int64_t ti = static_cast<int64_t>(p.t[i]);
         EXPECT_EQ(xt[i], ti >= 0 ? p.x[i * kV + ti] : 0.0) << i;
       }
@@ -123,7 +127,9 @@ TEST(VocabParallel, ShardStatisticsCombineToTheWholeVocabulary) {
 }
 
 TEST(VocabParallel, ShardGradientsAreTheWholeGradientsColumns) {
-  for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}) {
+    // A DOUBLE shard's gradient takes a DOUBLE lse (all of it).
+    const aclDataType st = dt == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
     for (const char* red : {"mean", "none", "sum"}) {
       SCOPED_TRACE(std::to_string(dt) + " " + red);
       const Problem p = Make(dt, true);
@@ -131,7 +137,7 @@ TEST(VocabParallel, ShardGradientsAreTheWholeGradientsColumns) {
       const std::vector<int64_t> gshape = none ? std::vector<int64_t>{kN} : std::vector<int64_t>{};
       std::mt19937_64 rng(9);
       DeviceTensor target(ACL_INT64, {kN}), w(ACL_FLOAT, {kV}), g(dt, gshape), gz(dt, gshape),
-          lse(ACL_FLOAT, {kN}), x(dt, {kN, kV}), whole(dt, {kN, kV});
+          lse(st, {kN}), x(dt, {kN, kV}), whole(dt, {kN, kV});
       target.Set(p.t);
       w.Set(p.w);
       g.Set(testing_support::Uniform(rng, g.numel(), 0.5, 1.5));

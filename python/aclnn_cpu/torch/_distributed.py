@@ -13,13 +13,17 @@ import aclnn_cpu as _ac
 from ._common import _check_cpu, _contiguous_like, _ext_call
 
 
+def _stats_dtype(logits: Tensor) -> torch.dtype:
+    return torch.float64 if logits.dtype == torch.float64 else torch.float32
+
+
 @torch.library.custom_op("aclnn_cpu::cross_entropy_shard_stats", mutates_args=(),
                          device_types="cpu")
 def _shard_stats(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int,
                  class_offset: int, num_classes: int) -> tuple[Tensor, Tensor, Tensor]:
-    """(lse, target_logit, weighted_sum) of a shard of the classes, each (N,) float32:
-    aclnnCpuCrossEntropyShardStats."""
-    outs = [logits.new_empty((logits.shape[0],), dtype=torch.float32) for _ in range(3)]
+    """(lse, target_logit, weighted_sum) of a shard of the classes, each (N,) float32 (float64
+    for float64 logits): aclnnCpuCrossEntropyShardStats."""
+    outs = [logits.new_empty((logits.shape[0],), dtype=_stats_dtype(logits)) for _ in range(3)]
     _ext_call(_ac._C.shard_stats, [logits, target, weight] + outs, ignore_index, class_offset,
               num_classes)
     return outs[0], outs[1], outs[2]
@@ -27,7 +31,8 @@ def _shard_stats(logits: Tensor, target: Tensor, weight: Optional[Tensor], ignor
 
 @_shard_stats.register_fake
 def _(logits, target, weight, ignore_index, class_offset, num_classes):
-    return tuple(logits.new_empty((logits.shape[0],), dtype=torch.float32) for _ in range(3))
+    return tuple(logits.new_empty((logits.shape[0],), dtype=_stats_dtype(logits))
+                 for _ in range(3))
 
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_grad_shard", mutates_args=(),

@@ -152,6 +152,10 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
         raise NotImplementedError(
             "aclnn_cpu.torch.linear_cross_entropy: class-probability targets (a floating "
             "target) are not supported; pass class indices.")
+    if input.dtype == torch.float64:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.linear_cross_entropy: float64 is not supported (oneDNN has no "
+            "float64 matrix product); use F.linear with aclnn_cpu.torch.cross_entropy.")
     if linear_weight.dim() != 2:
         raise NotImplementedError(
             "aclnn_cpu.torch.linear_cross_entropy: supports linear_weight (V, H); got shape "

@@ -6,6 +6,7 @@
 #include "core/dtype.h"
 #include "core/workspace.h"
 #include "kernels/row_kernels.h"
+#include "ops/common/soc_rules.h"
 #include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
@@ -25,11 +26,12 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(kOp, soc, /*extension=*/true));
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
   constexpr int kShape = ACLNN_ERR_INNER_TILING_ERROR;
-  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "logits", a.logits, kFloatDtypes, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, "logits", a.logits, FloatInputDtypes(soc), kDtype));
+  // The statistics: FLOAT, or DOUBLE (all of a DOUBLE shard's, or more of any).
   for (const auto& [name, t] : {std::pair<const char*, const aclTensor*>{"lseOut", a.lse_out},
                                 {"targetLogitOut", a.target_logit_out},
                                 {"weightedSumOut", a.weighted_sum_out}}) {
-    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, name, t, kFloat32Only, kDtype));
+    ACLNN_RETURN_IF_ERROR(CheckDtype(kOp, name, t, kFloat32Or64, kDtype));
   }
   ce::Reduction r;
   int64_t n, vs;
@@ -69,12 +71,17 @@ class ShardStatsPlan final : public Plan {
   explicit ShardStatsPlan(const Checked& k) : k_(k) {
     dtype_ = k_.logits.dtype;
     contiguous_ = k_.c <= 1 || k_.logits.strides[1] == 1;
-    kernels_ = GetRowKernels(contiguous_ ? dtype_ : ACL_FLOAT);
+    compute_ = ComputeDtype(dtype_);
+    kernels_ = GetRowKernels(contiguous_ ? dtype_ : compute_);
     threads_ = NumThreads();
     rows_ = booker_.Book<ce::RowTarget>(static_cast<uint64_t>(k_.n));
-    if (k_.has_weight) weights_ = booker_.Book<float>(static_cast<uint64_t>(k_.num_classes));
+    const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
+    if (k_.has_weight) {
+      weights_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(k_.num_classes));
+    }
     if (!contiguous_) {
-      scratch_ = booker_.Book<float>(static_cast<uint64_t>(threads_) * static_cast<uint64_t>(k_.c));
+      scratch_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(threads_) *
+                                             static_cast<uint64_t>(k_.c));
     }
   }
 
@@ -83,37 +90,37 @@ class ShardStatsPlan final : public Plan {
     return static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_));
   }
   std::string Describe() const override {
-    return StrFormat("N %lld, shard [%lld, %lld) of %lld classes, %s, weight %s, kernel %s, %s",
-                     static_cast<long long>(k_.n), static_cast<long long>(k_.class_offset),
-                     static_cast<long long>(k_.class_offset + k_.c),
-                     static_cast<long long>(k_.num_classes), DtypeName(dtype_),
-                     k_.has_weight ? "yes" : "no", kernels_.dtype,
-                     contiguous_ ? "contiguous-rows" : "gather-f32");
+    return StrFormat(
+        "N %lld, shard [%lld, %lld) of %lld classes, %s, weight %s, kernel %s, %s",
+        static_cast<long long>(k_.n), static_cast<long long>(k_.class_offset),
+        static_cast<long long>(k_.class_offset + k_.c), static_cast<long long>(k_.num_classes),
+        DtypeName(dtype_), k_.has_weight ? "yes" : "no", kernels_.dtype,
+        contiguous_ ? "contiguous-rows" : (compute_ == ACL_DOUBLE ? "gather-f64" : "gather-f32"));
   }
 
   Status Run(void* workspace) const override {
     auto* rows = Grant<ce::RowTarget>(workspace, rows_);
-    float* all_w = Grant<float>(workspace, weights_);
+    unsigned char* all_w = Grant<unsigned char>(workspace, weights_);
     ce::TargetScan scan;
     ACLNN_RETURN_IF_ERROR(ce::ScanTargets(
         kOp, k_.soc, k_.target, k_.has_weight ? &k_.weight : nullptr, k_.n, k_.num_classes,
-        k_.ignore_index, ce::Reduction::kNone, ACL_FLOAT, all_w, rows, &scan));
-    const float* w = all_w != nullptr ? all_w + k_.class_offset : nullptr;
+        k_.ignore_index, ce::Reduction::kNone, compute_, all_w, rows, &scan));
+    const void* w = ce::WeightsFrom(all_w, compute_, k_.class_offset);
     // sum_j w_j over the shard, for the weighted sum from its shifted form.
     double w_shard = static_cast<double>(k_.c);
     if (w != nullptr) {
       w_shard = 0.0;
-      for (int64_t j = 0; j < k_.c; ++j) w_shard += w[j];
+      for (int64_t j = 0; j < k_.c; ++j) w_shard += ce::WeightAt(w, compute_, j);
     }
-    float* scratch = Grant<float>(workspace, scratch_);
+    unsigned char* scratch = Grant<unsigned char>(workspace, scratch_);
     const int64_t esz = DtypeSize(dtype_);
     ParallelFor(k_.n, std::min(threads_, NumThreads()), 1, [&](int tid, int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const char* x = k_.logits.data + i * k_.logits.strides[0] * esz;
         const void* src = x;
         if (!contiguous_) {
-          float* f = scratch + static_cast<int64_t>(tid) * k_.c;
-          GatherF32(dtype_, dtype_, x, k_.logits.strides[1], k_.c, f);
+          void* f = scratch + static_cast<int64_t>(tid) * k_.c * DtypeSize(compute_);
+          GatherRow(compute_, dtype_, x, k_.logits.strides[1], k_.c, f);
           src = f;
         }
         const size_t len = static_cast<size_t>(k_.c);
@@ -127,9 +134,11 @@ class ShardStatsPlan final : public Plan {
         const double xt = rows[i].t >= 0 && t >= 0 && t < k_.c
                               ? LoadAsDouble(dtype_, x, t * k_.logits.strides[1])
                               : 0.0;
-        StoreFromDouble(ACL_FLOAT, k_.lse.data, i * k_.lse.strides[0], lse);
-        StoreFromDouble(ACL_FLOAT, k_.target_logit.data, i * k_.target_logit.strides[0], xt);
-        StoreFromDouble(ACL_FLOAT, k_.weighted_sum.data, i * k_.weighted_sum.strides[0], wsum);
+        StoreFromDouble(k_.lse.dtype, k_.lse.data, i * k_.lse.strides[0], lse);
+        StoreFromDouble(k_.target_logit.dtype, k_.target_logit.data, i * k_.target_logit.strides[0],
+                        xt);
+        StoreFromDouble(k_.weighted_sum.dtype, k_.weighted_sum.data, i * k_.weighted_sum.strides[0],
+                        wsum);
       }
     });
     return OkStatus();
@@ -137,7 +146,7 @@ class ShardStatsPlan final : public Plan {
 
  private:
   const Checked k_;
-  aclDataType dtype_ = ACL_FLOAT;
+  aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
   bool contiguous_ = true;
   RowKernels kernels_;
   int threads_ = 1;
