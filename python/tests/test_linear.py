@@ -1,6 +1,6 @@
 """The fused linear + cross-entropy (aclnn_cpu.torch.linear_cross_entropy, docs/large_vocab.md)
 against F.linear + F.cross_entropy in float64: every reduction and option, chunk boundaries,
-float32 and bfloat16, autograd (gradients computed in the forward, or again in the backward),
+float32, bfloat16 and float16, autograd (gradients computed in the forward, or again in the backward),
 opcheck, and the library's sentences as exceptions."""
 
 import pytest
@@ -54,7 +54,7 @@ def _reference(x, lw, b, t, w, ii, opts):
     return _loss_of_logits(z, t, w, ii, opts), xd, lwd, bd, z
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("opts", OPTIONS, ids=_ids)
 @pytest.mark.parametrize("chunk_size", [0, 1, 7])
 def test_matches_linear_then_cross_entropy(dtype, opts, chunk_size, rng):
@@ -83,13 +83,20 @@ def test_matches_linear_then_cross_entropy(dtype, opts, chunk_size, rng):
     # has them), each off by up to 2^-8 of itself (bfloat16's unit roundoff); the products add
     # those errors up; the result is rounded to bfloat16 once, or twice when a gradient computed
     # in the forward is scaled by an upstream gradient other than 1.
+    # float16: f32 products on converted blocks, dlogits kept in f32 (products off by up to
+    # (length + 8) f32 roundings of their magnitude), the result rounded to float16 once or twice.
     dz = z.grad
+    half = dtype == torch.float16
     for got, want, bound in ((x.grad, xd.grad, dz.abs() @ lwd.detach().abs()),
                              (lw.grad, lwd.grad, dz.abs().T @ xd.detach().abs())):
-        tol = 2.0 ** -8 * bound + 2.0 ** -7 * want.abs() + 1e-5 * want.abs().max()
+        if half:
+            tol = 2.0 ** -24 * (max(n, v) + 8) * bound + 2.0 ** -10 * want.abs() + 1e-7
+        else:
+            tol = 2.0 ** -8 * bound + 2.0 ** -7 * want.abs() + 1e-5 * want.abs().max()
         assert ((got.double() - want).abs() <= tol).all(), (got.double() - want).abs().max()
     if b is not None:  # column sums of f32 dlogits, rounded once or twice
-        tol = 4 * 2.0 ** -24 * (n + 8) * dz.abs().sum(0) + 2.0 ** -7 * bd.grad.abs()
+        tol = 4 * 2.0 ** -24 * (n + 8) * dz.abs().sum(0) + \
+            (2.0 ** -10 if half else 2.0 ** -7) * bd.grad.abs()
         assert ((b.grad.double() - bd.grad).abs() <= tol + 1e-6).all()
 
 
@@ -139,8 +146,8 @@ def test_edges(rng):
 
 def test_errors_carry_the_library_sentence(rng):
     x, lw, b, t, w, ii = _problem(8, 4, 10, torch.float32, {}, rng)
-    with pytest.raises(ac.AclnnTypeError, match="aclnnCpuLinearCrossEntropy: input has dtype FLOAT16"):
-        at.linear_cross_entropy(x.detach().half(), lw.detach().half(), t)
+    with pytest.raises(ac.AclnnTypeError, match="aclnnCpuLinearCrossEntropy: input has dtype INT32"):
+        at.linear_cross_entropy(x.detach().int(), lw.detach().int(), t)
     t[3] = 10
     with pytest.raises(ac.AclnnValueError, match="aclnnCpuLinearCrossEntropy"):
         at.linear_cross_entropy(x, lw, t)

@@ -136,7 +136,7 @@ void Check(const Case& k) {
 }  // namespace
 
 TEST(LinearCrossEntropy, EveryReductionAndOption) {
-  for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
     for (const char* red : {"none", "mean", "sum"}) {
       Case k;
       k.dtype = dt;
@@ -153,7 +153,7 @@ TEST(LinearCrossEntropy, EveryReductionAndOption) {
 }
 
 TEST(LinearCrossEntropy, ChunkBoundariesAndLayouts) {
-  for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
     for (int64_t chunk : {1, 7, 16, 37, 100}) {  // 7 does not divide 37; 100 > N
       Case k;
       k.dtype = dt;
@@ -174,7 +174,7 @@ TEST(LinearCrossEntropy, ChunkBoundariesAndLayouts) {
 }
 
 TEST(LinearCrossEntropy, EdgeShapes) {
-  for (aclDataType dt : {ACL_FLOAT, ACL_BF16}) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
     Case k;
     k.dtype = dt;
     k.v = 1;  // one class

@@ -19,7 +19,7 @@ namespace lce {
 
 namespace {
 
-constexpr aclDataType kLinearDtypes[] = {ACL_FLOAT, ACL_BF16};
+constexpr aclDataType kLinearDtypes[] = {ACL_FLOAT, ACL_BF16, ACL_FLOAT16};
 constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
 constexpr int kShape = ACLNN_ERR_INNER_TILING_ERROR;
 
@@ -48,7 +48,7 @@ bool ForceF32Products() { return g_force_f32_products.load(); }
 
 int64_t AutoChunkRows(int64_t n, int64_t v, aclDataType dtype) {
   if (n <= 0 || v <= 0) return 1;
-  const double row_bytes = static_cast<double>(v) * (dtype == ACL_BF16 ? 6.0 : 4.0);
+  const double row_bytes = static_cast<double>(v) * (DtypeSize(dtype) == 2 ? 6.0 : 4.0);
   // 1/16 of the logits' bytes in f32 for either dtype: BF16's weight-gradient accumulator
   // (V x H f32) outweighs its chunk anyway, and fewer, larger chunks pass over it less often
   // (docs/large_vocab.md, measured).
@@ -254,7 +254,9 @@ class LcePlan final : public Plan {
   Status CreateProducts() {
     const int64_t n = k_.n, v = k_.c, h = k_.h, nc = k_.chunk;
     const bool bf16 = dtype_ == ACL_BF16;
-    if (bf16 && ForceF32Products()) {
+    // FLOAT16 always (oneDNN 2.6 has no f16 product on most CPUs): f32 products on converted
+    // blocks, as BF16 without a BF16 product.
+    if ((bf16 && ForceF32Products()) || dtype_ == ACL_FLOAT16) {
       f32_products_ = true;
       return OkStatus();
     }
@@ -305,7 +307,7 @@ class LcePlan final : public Plan {
         k_.has_bias ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
         static_cast<long long>(k_.chunk), k_.want_input ? " input" : "",
         k_.want_weight ? " weight" : "", k_.want_bias ? " bias" : "",
-        f32_products_ ? "f32 sgemm on converted BF16 blocks" : logits_mm_[0].impl());
+        f32_products_ ? "f32 sgemm on converted 16-bit blocks" : logits_mm_[0].impl());
   }
 
   Status Run(void* ws) const override {
