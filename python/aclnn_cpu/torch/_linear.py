@@ -160,6 +160,8 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
         raise NotImplementedError(
             "aclnn_cpu.torch.linear_cross_entropy: supports linear_weight (V, H); got shape "
             f"{tuple(linear_weight.shape)} (K-dimensional weights are not supported).")
+    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
+        weight = weight.float()  # PyTorch's has the input's dtype, the library's is FLOAT: exact
     h = input.shape[-1]
     x = input.reshape(-1, h)
     t = target.reshape(-1)
