@@ -16,6 +16,8 @@ extern const OpSpec kCpuCrossEntropyLoss;
 extern const OpSpec kCrossEntropyLossLse;
 extern const OpSpec kCrossEntropyLossGradFromLogits;
 extern const OpSpec kCrossEntropyLossWithGrad;
+extern const OpSpec kCrossEntropyLossProb;
+extern const OpSpec kCrossEntropyLossProbGrad;
 
 const std::vector<const OpSpec*>& Ops() {
   static const std::vector<const OpSpec*> ops = {&kLogSoftmaxBackward,
@@ -25,7 +27,9 @@ const std::vector<const OpSpec*>& Ops() {
                                                  &kCpuCrossEntropyLoss,
                                                  &kCrossEntropyLossLse,
                                                  &kCrossEntropyLossGradFromLogits,
-                                                 &kCrossEntropyLossWithGrad};
+                                                 &kCrossEntropyLossWithGrad,
+                                                 &kCrossEntropyLossProb,
+                                                 &kCrossEntropyLossProbGrad};
   return ops;
 }
 

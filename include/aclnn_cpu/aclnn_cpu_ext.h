@@ -145,6 +145,39 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradShard(void *workspac
                                                                   aclOpExecutor *executor,
                                                                   aclrtStream stream);
 
+/* Cross-entropy with class-probability targets (PyTorch's F.cross_entropy with a floating
+ * target; docs/python.md): input (N, C) and target (N, C) of one dtype (FLOAT, FLOAT16, BF16 or
+ * DOUBLE), weightOptional (C,) FLOAT or DOUBLE, labelSmoothing in [0, 1]. With
+ * q'_ic = (1 - labelSmoothing) target_ic + labelSmoothing / C and w_c the weights (1 without),
+ *   loss_i = -sum_c w_c q'_ic (input_ic - lse_i),   lse_i = log sum_c exp(input_ic);
+ * "none": lossOut (N,); "sum": their sum; "mean": their sum / N (PyTorch's divisor for
+ * probabilities: the weights do not enter it). lossOut has the input's dtype (or FLOAT for a
+ * 16-bit input); lseOut (N,) FLOAT or DOUBLE receives each row's lse. N == 0 or C == 0: nothing
+ * to do, nothing written. */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGetWorkspaceSize(
+    const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional,
+    char *reductionOptional, double labelSmoothing, const aclTensor *lossOut,
+    const aclTensor *lseOut, uint64_t *workspaceSize, aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProb(void *workspace,
+                                                            uint64_t workspaceSize,
+                                                            aclOpExecutor *executor,
+                                                            aclrtStream stream);
+
+/* Its gradient with respect to the logits, from the logits and the forward's lse (N,) FLOAT or
+ * DOUBLE (the gradient is that of the lse as given):
+ *   out_ic = g_i (p_ic sum_c' w_c' q'_ic' - w_c q'_ic),   p_ic = exp(logits_ic - lse_i),
+ * g_i = gradLoss_i for "none", gradLoss (0-d or (1,)) for "sum", and that / N for "mean".
+ * gradLoss and out have the logits' dtype; out (N, C) may be logits itself (in place). */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGradGetWorkspaceSize(
+    const aclTensor *gradLoss, const aclTensor *logits, const aclTensor *target,
+    const aclTensor *weightOptional, const aclTensor *lse, char *reductionOptional,
+    double labelSmoothing, const aclTensor *out, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGrad(void *workspace,
+                                                                uint64_t workspaceSize,
+                                                                aclOpExecutor *executor,
+                                                                aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif

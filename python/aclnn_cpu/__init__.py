@@ -33,6 +33,7 @@ __all__ = [
     "CrossEntropyLossResult", "set_num_threads", "get_num_threads", "cpu_target", "OPS",
     "set_soc", "soc_name", "cross_entropy_loss_lse", "cross_entropy_loss_grad_from_logits",
     "CrossEntropyLossLseResult", "cross_entropy_loss_with_grad", "CrossEntropyLossWithGradResult",
+    "cross_entropy_loss_prob", "cross_entropy_loss_prob_grad",
 ]
 __version__ = "0.1.0"
 
@@ -252,3 +253,37 @@ def cross_entropy_loss_with_grad(input: Any, target: Any, weight: Any = None, *,
         zloss=z_loss_scale, return_zloss=return_z_loss)
     return CrossEntropyLossWithGradResult(r["lossOut"], r["lseOut"],
                                           r["zlossOut"] if return_z_loss else None, r["gradOut"])
+
+
+def cross_entropy_loss_prob(input: Any, target: Any, weight: Any = None, *,
+                            reduction: str = "mean", label_smoothing: float = 0.0,
+                            out: Optional[tuple] = None) -> tuple:
+    """``aclnnCpuCrossEntropyLossProb``: the cross-entropy of logits ``input`` (N, C) against
+    class probabilities ``target`` (N, C, the input's dtype), PyTorch's semantics ("mean"
+    divides by N). Returns ``(loss, lse)``; ``lse`` (N,) is float32, or float64 for a float64
+    input or when ``out``'s lse is float64 (the gradient is that of the lse as given).
+    ``out``: an optional 2-tuple (loss, lse) whose entries may be None."""
+    outs = tuple(out) if out is not None else (None, None)
+    if len(outs) != 2:
+        raise TypeError("aclnn_cpu.cross_entropy_loss_prob: out must have 2 entries (loss, lse).")
+    loss_out, lse_out = outs
+    if lse_out is None and acl_dtype(input) == _ACL_BY_NAME["float64"]:
+        lse_out = empty_like_kind(input, (input.shape[0],), acl_dtype(input))
+    r = OPS["cross_entropy_loss_prob"](
+        {"input": input, "target": target, "weightOptional": weight, "lossOut": loss_out,
+         "lseOut": lse_out}, reduction=reduction, label_smoothing=label_smoothing)
+    return r["lossOut"], r["lseOut"]
+
+
+def cross_entropy_loss_prob_grad(grad_loss: Any, logits: Any, target: Any, lse: Any,
+                                 weight: Any = None, *, reduction: str = "mean",
+                                 label_smoothing: float = 0.0, out: Any = None) -> Any:
+    """``aclnnCpuCrossEntropyLossProbGrad``: the gradient of :func:`cross_entropy_loss_prob`
+    with respect to the logits, from the logits, the targets and the forward's ``lse``;
+    ``grad_loss`` a number or an array shaped like the loss. ``out`` may be ``logits``."""
+    grad_loss, _ = _loss_gradients(grad_loss, None, logits, reduction)
+    r = OPS["cross_entropy_loss_prob_grad"](
+        {"gradLoss": grad_loss, "logits": logits, "target": target, "weightOptional": weight,
+         "lse": lse, "out": out}, reduction=reduction, label_smoothing=label_smoothing)
+    return r["out"]
+

@@ -1,7 +1,8 @@
 """torch.autograd.gradcheck in float64 on the aclnn_cpu.torch functions (the library's float64
 kernels, aclnn-cpu's extension of CANN's dtypes): each analytical gradient against finite
-differences of its own forward. The fused linear cross-entropy takes no float64 (no float64
-product in oneDNN; docs/python.md) and says so."""
+differences of its own forward (with respect to the input, and the target where PyTorch has a
+gradient for it). The fused linear cross-entropy runs float64 unfused (no float64 product in
+oneDNN; docs/python.md)."""
 
 import os
 import tempfile
@@ -87,7 +88,19 @@ def test_vocab_parallel_single_process():
             dist.destroy_process_group()
 
 
-def test_linear_cross_entropy_refuses_float64_by_name():
-    x, w = _x(4, 3), _x(5, 3, seed=2)
-    with pytest.raises(NotImplementedError, match="float64"):
-        at.linear_cross_entropy(x, w, _t(4, 5))
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_linear_cross_entropy(probabilities):
+    """float64 is not fused (F.linear, then the float64 cross-entropy), nor are probabilities."""
+    t = torch.softmax(_x(4, 5, seed=3).detach(), 1) if probabilities else _t(4, 5)
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: at.linear_cross_entropy(x, w, t, linear_bias=b, label_smoothing=0.1),
+        (_x(4, 3), _x(5, 3, seed=2), _x(5, seed=4)))
+
+
+def test_cross_entropy_probabilities():
+    q = torch.softmax(_x(6, 11, seed=5).detach(), 1).requires_grad_()
+    w = torch.rand(11, dtype=F64) + 0.5
+    for reduction in ("mean", "sum", "none"):
+        assert torch.autograd.gradcheck(
+            lambda x, q: at.cross_entropy(x, q, w, reduction=reduction, label_smoothing=0.2),
+            (_x(6, 11), q))

@@ -351,4 +351,59 @@ LinearCrossEntropyResult LinearCrossEntropy(const CrossEntropyArgs& a, int64_t h
   return r;
 }
 
+namespace {
+// w_c q'_ic of row i.
+double WeightedTarget(const std::vector<double>& q, const std::vector<double>& weight, int64_t i,
+                      int64_t c, int64_t j, double ls) {
+  const double qq = (1.0 - ls) * q[i * c + j] + ls / static_cast<double>(c);
+  return (weight.empty() ? 1.0 : weight[j]) * qq;
+}
+}  // namespace
+
+CrossEntropyProbResult CrossEntropyProb(const std::vector<double>& x, const std::vector<double>& q,
+                                        const std::vector<double>& weight, int64_t n, int64_t c,
+                                        Reduction r, double label_smoothing) {
+  CrossEntropyProbResult out;
+  std::vector<double> rows(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double m = -HUGE_VAL, s = 0.0;
+    for (int64_t j = 0; j < c; ++j) m = std::max(m, x[i * c + j]);
+    for (int64_t j = 0; j < c; ++j) s += std::exp(x[i * c + j] - m);
+    const double lse = m + std::log(s);
+    out.lse.push_back(lse);
+    double l = 0.0;
+    for (int64_t j = 0; j < c; ++j) {
+      l -= WeightedTarget(q, weight, i, c, j, label_smoothing) * (x[i * c + j] - lse);
+    }
+    rows[i] = l;
+  }
+  if (r == Reduction::kNone) {
+    out.loss = rows;
+    return out;
+  }
+  double total = 0.0;
+  for (double v : rows) total += v;
+  out.loss = {r == Reduction::kMean ? total / static_cast<double>(n) : total};
+  return out;
+}
+
+std::vector<double> CrossEntropyProbGrad(const std::vector<double>& x, const std::vector<double>& q,
+                                         const std::vector<double>& weight,
+                                         const std::vector<double>& lse,
+                                         const std::vector<double>& grad_loss, int64_t n, int64_t c,
+                                         Reduction r, double label_smoothing) {
+  std::vector<double> out(static_cast<size_t>(n * c));
+  for (int64_t i = 0; i < n; ++i) {
+    double g = r == Reduction::kNone ? grad_loss[i] : grad_loss[0];
+    if (r == Reduction::kMean) g /= static_cast<double>(n);
+    double s = 0.0;
+    for (int64_t j = 0; j < c; ++j) s += WeightedTarget(q, weight, i, c, j, label_smoothing);
+    for (int64_t j = 0; j < c; ++j) {
+      const double p = std::exp(x[i * c + j] - lse[i]);
+      out[i * c + j] = g * (p * s - WeightedTarget(q, weight, i, c, j, label_smoothing));
+    }
+  }
+  return out;
+}
+
 }  // namespace ref

@@ -91,6 +91,23 @@ LinearCrossEntropyResult LinearCrossEntropy(const CrossEntropyArgs& a, int64_t h
                                             const std::vector<double>& bias,
                                             const std::vector<double>& grad_loss);
 
+// Cross-entropy with class-probability targets (PyTorch's semantics), x and q (N, C) row-major,
+// weight (C,) or empty: q' = (1 - ls) q + ls / C, loss_i = -sum_c w_c q'_ic log_softmax(x)_ic;
+// "none": per row, "sum": their sum, "mean": their sum / N.
+struct CrossEntropyProbResult {
+  std::vector<double> loss, lse;
+};
+CrossEntropyProbResult CrossEntropyProb(const std::vector<double>& x, const std::vector<double>& q,
+                                        const std::vector<double>& weight, int64_t n, int64_t c,
+                                        Reduction r, double label_smoothing);
+// Its gradient with respect to x given lse (N,) and the loss's gradient g (N for "none", else 1):
+// g_i' (p_ic sum_c' w_c' q'_ic' - w_c q'_ic), p = exp(x - lse), g' = g / N for "mean".
+std::vector<double> CrossEntropyProbGrad(const std::vector<double>& x, const std::vector<double>& q,
+                                         const std::vector<double>& weight,
+                                         const std::vector<double>& lse,
+                                         const std::vector<double>& grad_loss, int64_t n, int64_t c,
+                                         Reduction r, double label_smoothing);
+
 }  // namespace ref
 
 #endif  // ACLNN_CPU_TESTS_REFERENCE_REFERENCE_H_

@@ -167,6 +167,66 @@ CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
   return b;
 }
 
+namespace {
+double Wq(const std::vector<double>& q, const std::vector<double>& weight, int64_t i, int64_t c,
+          int64_t j, double ls) {
+  return std::fabs((weight.empty() ? 1.0 : weight[j]) *
+                   ((1.0 - ls) * q[i * c + j] + ls / static_cast<double>(c)));
+}
+}  // namespace
+
+CrossEntropyProbBounds CrossEntropyProbBound(const std::vector<double>& x,
+                                             const std::vector<double>& q,
+                                             const std::vector<double>& weight, int64_t n,
+                                             int64_t c, ref::Reduction r, double label_smoothing,
+                                             const ref::CrossEntropyProbResult& e, double u) {
+  CrossEntropyProbBounds b;
+  std::vector<double> rows(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double mx = -HUGE_VAL, s = 0.0, dot = 0.0;
+    for (int64_t j = 0; j < c; ++j) mx = std::max(mx, x[i * c + j]);
+    for (int64_t j = 0; j < c; ++j) {
+      const double w = Wq(q, weight, i, c, j, label_smoothing);
+      s += w;
+      dot += w * std::fabs(x[i * c + j] - mx);
+    }
+    const double l = e.lse[i] - mx;
+    const double dl = u * (270.0 * (1.0 - std::exp(-l)) + 2.0 * l) + 1.2e-16 * std::fabs(e.lse[i]);
+    b.lse.push_back(dl);
+    // The sum of the weighted targets is blocked like every sum (up to 512 + 16 roundings).
+    const double k_sum = static_cast<double>(std::min<int64_t>(c, 512) + 16);
+    rows[i] = s * dl + u * 270.0 * dot + u * k_sum * s * std::fabs(l);
+  }
+  if (r == ref::Reduction::kNone) {
+    b.loss = rows;
+    return b;
+  }
+  double total = 0.0;
+  for (double v : rows) total += v;
+  b.loss = {r == ref::Reduction::kMean ? total / static_cast<double>(n) : total};
+  return b;
+}
+
+std::vector<double> CrossEntropyProbGradBound(
+    const std::vector<double>& x, const std::vector<double>& q, const std::vector<double>& weight,
+    const std::vector<double>& lse, const std::vector<double>& grad_loss, int64_t n, int64_t c,
+    ref::Reduction r, double label_smoothing, double u) {
+  std::vector<double> b(static_cast<size_t>(n * c));
+  for (int64_t i = 0; i < n; ++i) {
+    double g = std::fabs(r == ref::Reduction::kNone ? grad_loss[i] : grad_loss[0]);
+    if (r == ref::Reduction::kMean) g /= static_cast<double>(n);
+    double s = 0.0;
+    for (int64_t j = 0; j < c; ++j) s += Wq(q, weight, i, c, j, label_smoothing);
+    for (int64_t j = 0; j < c; ++j) {
+      const double p = std::exp(x[i * c + j] - lse[i]);
+      b[i * c + j] = g * (8.0 * u * (p * s + Wq(q, weight, i, c, j, label_smoothing)) +
+                          p * s * u * std::fabs(x[i * c + j] - lse[i])) +
+                     g * p * s * u * static_cast<double>(std::min<int64_t>(c, 512) + 16);
+    }
+  }
+  return b;
+}
+
 LinearCrossEntropyBounds LinearCrossEntropyBound(const ref::CrossEntropyArgs& a, int64_t h,
                                                  const std::vector<double>& x,
                                                  const std::vector<double>& w,

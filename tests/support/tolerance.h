@@ -60,6 +60,24 @@ std::vector<double> CrossEntropyLossGradBound(const ref::CrossEntropyArgs& a,
 struct CrossEntropyBounds {
   std::vector<double> log_prob, loss, zloss, lse;
 };
+// The probability-target cross-entropy (aclnnCpuCrossEntropyLossProb and its gradient), in
+// units of u (kEps32, or kEps64 for DOUBLE): lse as CrossEntropyLossBound's; a row's loss off by
+// |sum wq| times its lse's error plus 270 roundings (the blocked dot) of sum |wq (x - max)| and
+// the blocked sum's of |sum wq| |log S|; the gradient by 8 roundings of its terms' magnitudes
+// |g| (p |sum wq| + |wq_c|), plus the subtraction x - lse before exp (|g| p |sum wq| u
+// |x - lse|) and the blocked sum of the weighted targets (|g| p |sum wq| (min(C, 512) + 16) u).
+struct CrossEntropyProbBounds {
+  std::vector<double> loss, lse;
+};
+CrossEntropyProbBounds CrossEntropyProbBound(const std::vector<double>& x,
+                                             const std::vector<double>& q,
+                                             const std::vector<double>& weight, int64_t n,
+                                             int64_t c, ref::Reduction r, double label_smoothing,
+                                             const ref::CrossEntropyProbResult& e, double u);
+std::vector<double> CrossEntropyProbGradBound(
+    const std::vector<double>& x, const std::vector<double>& q, const std::vector<double>& weight,
+    const std::vector<double>& lse, const std::vector<double>& grad_loss, int64_t n, int64_t c,
+    ref::Reduction r, double label_smoothing, double u);
 CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
                                          const std::vector<double>& x,
                                          const ref::CrossEntropyResult& r, double u = kEps32);

@@ -9,8 +9,8 @@ import aclnn_cpu as _ac
 
 from ._common import _loss_grads
 from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_loss_grad,
-                         _grad_from_logits, _grad_from_logits_, _log_softmax,
-                         _log_softmax_backward)
+                         _cross_entropy_prob, _cross_entropy_prob_grad, _grad_from_logits,
+                         _grad_from_logits_, _log_softmax, _log_softmax_backward)
 
 
 def _log_softmax_setup(ctx, inputs, output):
@@ -113,3 +113,38 @@ class _CrossEntropyWithGrad(torch.autograd.Function):
         if torch.compiler.is_compiling() or not bool(torch.all(grad_loss == 1)):
             grad = grad * grad_loss.to(grad.dtype)
         return (grad,) + (None,) * 8
+
+
+def _prob_setup(ctx, inputs, output):
+    input, target, weight, reduction, label_smoothing = inputs
+    _, lse = output
+    ctx.options = (reduction, label_smoothing)
+    ctx.save_for_backward(input, target, weight, lse)
+    ctx.mark_non_differentiable(lse)
+    ctx.set_materialize_grads(False)
+
+
+def _prob_grad(ctx, grad_loss, grad_lse):
+    input, target, weight, lse = ctx.saved_tensors
+    reduction, label_smoothing = ctx.options
+    if grad_loss is None:
+        return None, None, None, None, None
+    grad_input = grad_target = None
+    if ctx.needs_input_grad[0]:
+        grad_input = _cross_entropy_prob_grad(grad_loss.to(input.dtype).contiguous(), input,
+                                              target, weight, lse, reduction, label_smoothing)
+    if ctx.needs_input_grad[1]:
+        # d loss_i / d q_ic = -g_i (1 - ls) w_c log_softmax(x)_ic, as PyTorch computes it (in
+        # float64 from the saved lse, then the target's dtype).
+        g = grad_loss.double()
+        if reduction == "mean":
+            g = g / input.shape[0]
+        g = g.reshape(-1, 1) if reduction == "none" else g
+        w = weight.double() if weight is not None else 1.0
+        grad_target = (-(1.0 - label_smoothing) * g * w *
+                       (input.double() - lse.reshape(-1, 1))).to(target.dtype)
+    return grad_input, grad_target, None, None, None
+
+
+_cross_entropy_prob.register_autograd(_prob_grad, setup_context=_prob_setup)
+

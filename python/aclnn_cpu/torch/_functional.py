@@ -9,7 +9,8 @@ from torch import Tensor
 
 from ._autograd import _CrossEntropyWithGrad
 from ._common import _check_cpu
-from ._operators import _cross_entropy_lean, _cross_entropy_loss, _log_softmax
+from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_prob,
+                         _log_softmax)
 
 
 def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
@@ -55,16 +56,18 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     three. With ``inplace_backward`` too the gradient overwrites the logits already in the
     forward, so nothing may read them after the loss is computed, not even a metric.
 
-    Not supported (``NotImplementedError``): class-probability targets, inputs with more than
-    two dimensions, tensors not on the CPU.
+    A floating ``target`` of the input's shape holds class probabilities (PyTorch's semantics:
+    ``weight`` and ``label_smoothing`` apply, "mean" divides by the number of rows), through
+    aclnn-cpu's ``aclnnCpuCrossEntropyLossProb`` and its gradient (with respect to the target
+    too, where it requires one); z-loss, ``grad_in_forward`` and ``inplace_backward`` are for
+    class indices.
+
+    Not supported (``NotImplementedError``): inputs with more than two dimensions, tensors not on
+    the CPU.
     """
     if size_average is not None or reduce is not None:
         reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
     _check_cpu("cross_entropy", input, target, weight)
-    if target.is_floating_point():
-        raise NotImplementedError(
-            "aclnn_cpu.torch.cross_entropy: class-probability targets (a floating target) are "
-            "not supported; pass class indices.")
     if input.dim() not in (1, 2):
         raise NotImplementedError(
             f"aclnn_cpu.torch.cross_entropy: supports (N, C) and (C,) inputs; got a "
@@ -74,6 +77,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     unbatched = input.dim() == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
+    if target.is_floating_point():
+        return _probability_targets(input, target, weight, reduction, float(label_smoothing),
+                                    unbatched, z_loss_scale, return_z_loss, grad_in_forward,
+                                    inplace_backward)
     if inplace_backward and not lean:
         raise NotImplementedError(
             "aclnn_cpu.torch.cross_entropy: inplace_backward needs lean=True (the CANN path "
@@ -101,3 +108,21 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     if unbatched and reduction == "none":
         loss, z_loss = loss.squeeze(0), z_loss.squeeze(0)
     return (loss, z_loss) if return_z_loss else loss
+
+
+def _probability_targets(input, target, weight, reduction, label_smoothing, unbatched,
+                         z_loss_scale, return_z_loss, grad_in_forward, inplace_backward):
+    """cross_entropy with class probabilities (N, C)."""
+    if z_loss_scale != 0.0 or return_z_loss or grad_in_forward or inplace_backward:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: z_loss_scale, return_z_loss, grad_in_forward and "
+            "inplace_backward take class-index targets, not class probabilities.")
+    if target.shape != input.shape:
+        raise ValueError(
+            f"aclnn_cpu.torch.cross_entropy: class-probability target of shape "
+            f"{tuple(target.shape)} for an input of shape {tuple(input.shape)}; they must be "
+            f"equal.")
+    loss, _ = _cross_entropy_prob(input, target.to(input.dtype), weight, reduction,
+                                  label_smoothing)
+    return loss.squeeze(0) if unbatched and reduction == "none" else loss
+

@@ -141,27 +141,43 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     products in all, as F.linear's forward and backward); with "none" the backward computes the
     logits again (four).
 
-    Not supported (``NotImplementedError``): class-probability targets, K-dimensional linear
-    weights (V, d1, ..., dK, H), float16 and float64 (docs/python.md)."""
+    Not fused (the (N, V) logits exist): class-probability targets (a floating ``target`` of
+    shape (..., V)) and float64 (no float64 product in oneDNN): F.linear, then
+    :func:`cross_entropy`'s probability or float64 path.
+
+    Not supported (``NotImplementedError``): K-dimensional linear weights (V, d1, ..., dK, H)
+    (docs/python.md)."""
     _check_cpu("linear_cross_entropy", input, linear_weight, target, linear_bias, weight)
     if ignore_index is None:
         ignore_index = -100
     if options is not None and chunk_size == 0 and getattr(options, "batch_chunk_size", None):
         chunk_size = int(options.batch_chunk_size)
-    if target.is_floating_point():
-        raise NotImplementedError(
-            "aclnn_cpu.torch.linear_cross_entropy: class-probability targets (a floating "
-            "target) are not supported; pass class indices.")
-    if input.dtype == torch.float64:
-        raise NotImplementedError(
-            "aclnn_cpu.torch.linear_cross_entropy: float64 is not supported (oneDNN has no "
-            "float64 matrix product); use F.linear with aclnn_cpu.torch.cross_entropy.")
     if linear_weight.dim() != 2:
         raise NotImplementedError(
             "aclnn_cpu.torch.linear_cross_entropy: supports linear_weight (V, H); got shape "
             f"{tuple(linear_weight.shape)} (K-dimensional weights are not supported).")
     if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
         weight = weight.float()  # PyTorch's has the input's dtype, the library's is FLOAT: exact
+    if target.is_floating_point() or input.dtype == torch.float64:
+        # Not fused (the logits exist): class probabilities, and float64, which oneDNN has no
+        # product for; F.linear, then cross_entropy's float64 or probability path.
+        from ._functional import cross_entropy
+        c = linear_weight.shape[0]
+        # 16-bit operands: float32 logits, as the fused path and PyTorch's chunked one have.
+        f32 = input.dtype in (torch.float16, torch.bfloat16)
+        ops = [t.float() if f32 and t is not None else t for t in (input, linear_weight,
+                                                                   linear_bias)]
+        logits = torch.nn.functional.linear(*ops).reshape(-1, c)
+        if target.is_floating_point():
+            loss = cross_entropy(logits, target.reshape(-1, c).to(logits.dtype), weight,
+                                 reduction=reduction, label_smoothing=label_smoothing)
+        else:
+            loss = cross_entropy(logits, target.reshape(-1), weight, reduction=reduction,
+                                 ignore_index=int(ignore_index), label_smoothing=label_smoothing,
+                                 z_loss_scale=z_loss_scale)
+        if f32 and not fp32_loss:
+            loss = loss.to(input.dtype)
+        return loss.reshape(input.shape[:-1]) if reduction == "none" else loss
     h = input.shape[-1]
     x = input.reshape(-1, h)
     t = target.reshape(-1)

@@ -139,3 +139,37 @@ def _grad_from_logits_(grad_loss: Tensor, logits: Tensor, target: Tensor,
         grad_loss, logits, target, lse, weight, grad_z_loss=grad_z_loss, reduction=reduction,
         ignore_index=ignore_index, label_smoothing=label_smoothing, z_loss_scale=z_loss_scale,
         inplace=True)
+
+
+# ---- class-probability targets (aclnnCpuCrossEntropyLossProb and its gradient) ----------------
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_prob", mutates_args=(), device_types="cpu")
+def _cross_entropy_prob(input: Tensor, target: Tensor, weight: Optional[Tensor], reduction: str,
+                        label_smoothing: float) -> tuple[Tensor, Tensor]:
+    """(loss, lse); lse float64 (all of it, for the gradient)."""
+    lse = input.new_empty((input.shape[0],), dtype=torch.float64)
+    loss, lse = _ac.cross_entropy_loss_prob(input, target, weight, reduction=reduction,
+                                            label_smoothing=label_smoothing, out=(None, lse))
+    return loss, lse
+
+
+@_cross_entropy_prob.register_fake
+def _(input, target, weight, reduction, label_smoothing):
+    return (input.new_empty(_loss_shape(input, reduction)),
+            input.new_empty((input.shape[0],), dtype=torch.float64))
+
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_prob_grad", mutates_args=(),
+                         device_types="cpu")
+def _cross_entropy_prob_grad(grad_loss: Tensor, logits: Tensor, target: Tensor,
+                             weight: Optional[Tensor], lse: Tensor, reduction: str,
+                             label_smoothing: float) -> Tensor:
+    return _ac.cross_entropy_loss_prob_grad(grad_loss, logits, target, lse, weight,
+                                            reduction=reduction,
+                                            label_smoothing=label_smoothing)
+
+
+@_cross_entropy_prob_grad.register_fake
+def _(grad_loss, logits, target, weight, lse, reduction, label_smoothing):
+    return _contiguous_like(logits)
+

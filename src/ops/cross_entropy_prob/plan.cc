@@ -1,0 +1,249 @@
+#include "ops/cross_entropy_prob/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/workspace.h"
+#include "kernels/row_kernels.h"
+#include "ops/common/slices.h"
+#include "ops/common/strided.h"
+#include "runtime/parallel.h"
+#include "simd/dispatch.h"
+#include "tensor/validate.h"
+
+namespace aclnn_cpu {
+namespace ce_prob {
+
+namespace {
+constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
+constexpr int kShape = ACLNN_ERR_INNER_TILING_ERROR;
+}  // namespace
+
+Status Validate(const Args& a, Checked* out) {
+  *out = Checked{};
+  const char* const op = a.op();
+  const char* const x_name = a.grad ? "logits" : "input";
+  if (a.grad) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "gradLoss", a.grad_loss));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, x_name, a.logits));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "target", a.target));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, a.grad ? "lse" : "lseOut", a.lse));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, a.grad ? "out" : "lossOut", a.grad ? a.out : a.loss_out));
+  const SocProfile soc = CurrentSoc();
+  ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(op, soc, /*extension=*/true));
+
+  ACLNN_RETURN_IF_ERROR(CheckDtype(op, x_name, a.logits, kFloatOrDoubleDtypes, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "target", a.target, x_name, a.logits, kDtype));
+  if (a.weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckDtype(op, "weightOptional", a.weight, kFloat32Or64, kDtype));
+  }
+  ACLNN_RETURN_IF_ERROR(CheckDtype(op, a.grad ? "lse" : "lseOut", a.lse, kFloat32Or64, kDtype));
+  const bool half = a.logits->dtype == ACL_FLOAT16 || a.logits->dtype == ACL_BF16;
+  if (a.grad) {
+    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "gradLoss", a.grad_loss, x_name, a.logits, kDtype));
+    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "out", a.out, x_name, a.logits, kDtype));
+  } else if (!(half && a.loss_out->dtype == ACL_FLOAT)) {
+    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "lossOut", a.loss_out, x_name, a.logits, kDtype));
+  }
+  ce::Reduction r;
+  ACLNN_RETURN_IF_ERROR(ce::ParseReduction(op, a.reduction, &r));
+  ACLNN_RETURN_IF_ERROR(ce::CheckAttributes(op, a.label_smoothing, 0.0));
+  if (Rank(a.logits) != 2) {
+    return MakeError(kShape, "%s: %s has shape %s but must be 2-d (N, C).", op, x_name,
+                     ShapeString(a.logits).c_str());
+  }
+  const int64_t n = a.logits->shape[0], c = a.logits->shape[1];
+  ACLNN_RETURN_IF_ERROR(CheckSameShape(op, "target", a.target, x_name, a.logits, kShape));
+  if (a.weight != nullptr) {
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "weightOptional", a.weight, {c}, "(C,)", kShape));
+  }
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, a.grad ? "lse" : "lseOut", a.lse, {n}, "(N,)", kShape));
+  if (a.grad) {
+    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "gradLoss", a.grad_loss, r, n));
+    ACLNN_RETURN_IF_ERROR(CheckSameShape(op, "out", a.out, x_name, a.logits, kShape));
+  } else {
+    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
+  }
+  if (n == 0 || c == 0) {
+    out->empty = true;
+    return OkStatus();
+  }
+  const std::pair<const char*, const aclTensor*> operands[] = {{"gradLoss", a.grad_loss},
+                                                               {x_name, a.logits},
+                                                               {"target", a.target},
+                                                               {"weightOptional", a.weight},
+                                                               {"lse", a.lse},
+                                                               {"lossOut", a.loss_out},
+                                                               {"out", a.out}};
+  for (const auto& [name, t] : operands) {
+    if (t != nullptr) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, name, t));
+  }
+  if (a.grad && a.out != a.logits) {
+    ACLNN_RETURN_IF_ERROR(CheckInPlaceView(op, "out", a.out, x_name, a.logits));
+  }
+  out->grad = a.grad;
+  out->reduction = r;
+  out->n = n;
+  out->c = c;
+  out->label_smoothing = a.label_smoothing;
+  out->has_weight = a.weight != nullptr;
+  out->logits = DescribeTensor(a.logits);
+  out->target = DescribeTensor(a.target);
+  if (out->has_weight) out->weight = DescribeTensor(a.weight);
+  out->lse = DescribeTensor(a.lse);
+  if (a.grad) out->grad_loss = DescribeTensor(a.grad_loss);
+  out->out = DescribeTensor(a.grad ? a.out : a.loss_out);
+  return OkStatus();
+}
+
+namespace {
+
+class CeProbPlan final : public Plan {
+ public:
+  explicit CeProbPlan(const Checked& k) : k_(k) {
+    dtype_ = k_.logits.dtype;
+    compute_ = ComputeDtype(dtype_);
+    contiguous_ = k_.c == 1 || (k_.logits.strides[1] == 1 && (!k_.grad || k_.out.strides[1] == 1));
+    kernels_ = GetRowKernels(contiguous_ ? dtype_ : compute_);
+    compute_kernels_ = GetRowKernels(compute_);  // sum of the weighted targets
+    threads_ = NumThreads();
+    const uint64_t row = static_cast<uint64_t>(k_.c) * static_cast<uint64_t>(DtypeSize(compute_));
+    // Per thread: the weighted targets, and the row in the compute type off the direct path.
+    scratch_ =
+        booker_.Book<unsigned char>(static_cast<uint64_t>(threads_) * row * (contiguous_ ? 1 : 2));
+    if (k_.has_weight) weights_ = booker_.Book<unsigned char>(row);
+    if (!k_.grad) loss_rows_ = booker_.Book<double>(static_cast<uint64_t>(k_.n));
+    stream_ = k_.grad && contiguous_ &&
+              static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= StreamingOutputBytes();
+    target_name_ = CurrentTargetName();
+  }
+
+  uint64_t workspace_bytes() const override { return booker_.total(); }
+  uint64_t work_bytes() const override {
+    return static_cast<uint64_t>(k_.n * k_.c * (k_.grad ? 3 : 2) * DtypeSize(dtype_));
+  }
+
+  std::string Describe() const override {
+    return StrFormat(
+        "%s: N %lld, C %lld, %s, reduction %s, weight %s, ls %g, path %s%s, kernels %s, target "
+        "%s, up to %d threads",
+        k_.grad ? kGradOp : kFwdOp, static_cast<long long>(k_.n), static_cast<long long>(k_.c),
+        DtypeName(dtype_), ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no",
+        k_.label_smoothing,
+        contiguous_ ? "contiguous-rows" : (compute_ == ACL_DOUBLE ? "gather-f64" : "gather-f32"),
+        stream_ ? " (streaming stores)" : "", kernels_.dtype, target_name_, threads_);
+  }
+
+  Status Run(void* workspace) const override {
+    const int64_t cs = DtypeSize(compute_), esz = DtypeSize(dtype_);
+    unsigned char* scratch = Grant<unsigned char>(workspace, scratch_);
+    unsigned char* w = k_.has_weight ? Grant<unsigned char>(workspace, weights_) : nullptr;
+    if (w != nullptr) {
+      // The weights in the compute type (a DOUBLE one rounded once for the f32 kernels).
+      for (int64_t j = 0; j < k_.c; ++j) {
+        StoreFromDouble(compute_, w, j,
+                        LoadAsDouble(k_.weight.dtype, k_.weight.data, j * k_.weight.strides[0]));
+      }
+    }
+    double* loss_rows = k_.grad ? nullptr : Grant<double>(workspace, loss_rows_);
+    const int threads = std::min(threads_, NumThreads());
+    ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
+      unsigned char* wq = scratch + static_cast<int64_t>(tid) * k_.c * cs * (contiguous_ ? 1 : 2);
+      unsigned char* f = wq + k_.c * cs;  // the gathered row (off the direct path)
+      for (int64_t i = b; i < e; ++i) {
+        const char* x = k_.logits.data + i * k_.logits.strides[0] * esz;
+        const void* src = x;
+        if (!contiguous_) {
+          GatherRow(compute_, dtype_, x, k_.logits.strides[1], k_.c, f);
+          src = f;
+        }
+        const double s = WeightedTargets(i, w, wq);
+        if (k_.grad) {
+          GradRow(i, src, wq, s, contiguous_ ? nullptr : f);
+        } else {
+          loss_rows[i] = LossRow(i, src, wq, s);
+        }
+      }
+      if (stream_) FlushStreamingStores();
+    });
+    if (!k_.grad) WriteLoss(loss_rows);
+    return OkStatus();
+  }
+
+ private:
+  // wq_c = w_c ((1 - ls) q_c + ls / C) of row i, in the compute type; returns their sum.
+  double WeightedTargets(int64_t i, const void* w, void* wq) const {
+    const TensorDesc& t = k_.target;
+    GatherRow(compute_, t.dtype, t.data + i * t.strides[0] * DtypeSize(t.dtype), t.strides[1], k_.c,
+              wq);
+    const double ls = k_.label_smoothing, keep = 1.0 - ls, add = ls / static_cast<double>(k_.c);
+    if (ls != 0.0 || w != nullptr) {
+      for (int64_t j = 0; j < k_.c; ++j) {
+        const double q = LoadAsDouble(compute_, wq, j);
+        StoreFromDouble(compute_, wq, j,
+                        ce::WeightAt(w, compute_, j) * (ls != 0.0 ? keep * q + add : q));
+      }
+    }
+    return compute_kernels_.sum(wq, static_cast<size_t>(k_.c));
+  }
+
+  // -sum wq (x - lse) = log_s sum wq - sum wq (x - max): no cancellation of a large max. The
+  // row's lse goes to lseOut.
+  double LossRow(int64_t i, const void* src, const void* wq, double s) const {
+    const size_t c = static_cast<size_t>(k_.c);
+    double m, k;
+    const double rest = kernels_.max_sum_exp(src, c, &m, &k);
+    const double log_s = LogSumExpShifted(rest, k);
+    StoreFromDouble(k_.lse.dtype, k_.lse.data, i * k_.lse.strides[0], m + log_s);
+    return log_s * s - kernels_.dot(src, wq, c, m);
+  }
+
+  void GradRow(int64_t i, const void* src, const void* wq, double s, void* f) const {
+    const bool none = k_.reduction == ce::Reduction::kNone;
+    const TensorDesc& gl = k_.grad_loss;
+    double g = LoadAsDouble(gl.dtype, gl.data, none && gl.rank == 1 ? i * gl.strides[0] : 0);
+    if (k_.reduction == ce::Reduction::kMean) g /= static_cast<double>(k_.n);
+    const ce::LseShift shift =
+        ce::SplitLse(LoadAsDouble(k_.lse.dtype, k_.lse.data, i * k_.lse.strides[0]), compute_);
+    const int64_t esz = DtypeSize(dtype_);
+    char* o = k_.out.data + i * k_.out.strides[0] * esz;
+    const size_t c = static_cast<size_t>(k_.c);
+    if (f == nullptr) {
+      kernels_.ce_grad(src, o, c, shift.hi, g * s * shift.scale, g, wq, stream_);
+      return;
+    }
+    kernels_.ce_grad(src, f, c, shift.hi, g * s * shift.scale, g, wq, false);
+    ScatterRow(compute_, dtype_, dtype_, f, o, k_.out.strides[1], k_.c);
+  }
+
+  // The rows' losses in order: per row ("none"), their sum, or their sum / N ("mean").
+  void WriteLoss(const double* rows) const {
+    const TensorDesc& l = k_.out;
+    if (k_.reduction == ce::Reduction::kNone) {
+      for (int64_t i = 0; i < k_.n; ++i)
+        StoreFromDouble(l.dtype, l.data, i * l.strides[0], rows[i]);
+      return;
+    }
+    double total = 0.0;
+    for (int64_t i = 0; i < k_.n; ++i) total += rows[i];
+    if (k_.reduction == ce::Reduction::kMean) total /= static_cast<double>(k_.n);
+    StoreFromDouble(l.dtype, l.data, 0, total);
+  }
+
+  const Checked k_;
+  aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
+  bool contiguous_ = true, stream_ = false;
+  RowKernels kernels_, compute_kernels_;
+  int threads_ = 1;
+  WorkspaceBooker booker_;
+  WorkspaceBooking scratch_, weights_, loss_rows_;
+  const char* target_name_ = "";
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> MakePlan(const Checked& c) { return std::make_unique<CeProbPlan>(c); }
+
+}  // namespace ce_prob
+}  // namespace aclnn_cpu
