@@ -35,7 +35,8 @@ def test_operator_table_is_the_source():
     assert set(ac.OPS) == {"log_softmax", "log_softmax_backward", "cross_entropy_loss",
                            "cross_entropy_loss_grad", "cross_entropy_loss_fp32",
                            "cross_entropy_loss_lse", "cross_entropy_loss_grad_from_logits",
-                           "cross_entropy_loss_with_grad"}
+                           "cross_entropy_loss_with_grad", "cross_entropy_loss_prob",
+                           "cross_entropy_loss_prob_grad"}
     assert ac.OPS["cross_entropy_loss_grad"].inputs[:3] == ["gradLoss", "logProb", "target"]
 
 

@@ -120,8 +120,8 @@ def test_unsupported_inputs_raise_not_implemented(rng):
     x = torch.randn(4, 5, 6)
     with pytest.raises(NotImplementedError, match="supports \\(N, C\\) and \\(C,\\) inputs; got a 3-d"):
         at.cross_entropy(x, torch.zeros(4, 6, dtype=torch.long))
-    with pytest.raises(NotImplementedError, match="class-probability targets"):
-        at.cross_entropy(x[:, :, 0], torch.softmax(x[:, :, 0], 1))
+    with pytest.raises(NotImplementedError, match="take class-index targets, not class prob"):
+        at.cross_entropy(x[:, :, 0], torch.softmax(x[:, :, 0], 1), z_loss_scale=1e-3)
 
 
 def test_library_errors_surface_as_exceptions(rng):
@@ -154,13 +154,24 @@ def _opcheck_cases(rng):
           torch.logsumexp(x, 1), "none", -100, 0.0, 1e-2)),
         (torch.ops.aclnn_cpu.log_softmax.default, (x.clone().requires_grad_(), 1, None)),
         (torch.ops.aclnn_cpu.log_softmax.default,
-         (torch.randn(3, 4, 5, generator=rng), 0, torch.float64)),  # no float64 gradient
+         (torch.randn(3, 4, 5, generator=rng).requires_grad_(), 0, torch.float64)),
+        (torch.ops.aclnn_cpu.cross_entropy_loss.default,
+         (x.double().requires_grad_(), t, w.double(), "mean", -100, 0.1, 1e-2, False)),
+        (torch.ops.aclnn_cpu.cross_entropy_prob.default,
+         (x.clone().requires_grad_(), torch.softmax(x * 0.5, 1).requires_grad_(), w, "mean",
+          0.1)),
+        (torch.ops.aclnn_cpu.cross_entropy_prob.default,
+         (x.to(torch.bfloat16).requires_grad_(), torch.softmax(x, 1).to(torch.bfloat16), None,
+          "none", 0.0)),
+        (torch.ops.aclnn_cpu.cross_entropy_prob_grad.default,
+         (torch.rand(11), x, torch.softmax(x, 1), w, torch.logsumexp(x.double(), 1), "none",
+          0.2)),
         (torch.ops.aclnn_cpu.log_softmax_backward.default,
          (torch.randn(11, 23, generator=rng), F.log_softmax(x, 1), 1, torch.float32)),
     ]
 
 
-@pytest.mark.parametrize("case", range(9))
+@pytest.mark.parametrize("case", range(13))
 def test_opcheck(case, rng):
     op, args = _opcheck_cases(rng)[case]
     torch.library.opcheck(op, args)
