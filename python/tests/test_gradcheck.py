@@ -104,3 +104,25 @@ def test_cross_entropy_probabilities():
         assert torch.autograd.gradcheck(
             lambda x, q: at.cross_entropy(x, q, w, reduction=reduction, label_smoothing=0.2),
             (_x(6, 11), q))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_cross_entropy_k_dimensional(reduction, probabilities):
+    """(N, C, d1, d2): per batch element on the (d1 d2, C) view of the input's memory."""
+    w = torch.rand(5, dtype=F64) + 0.5
+    if probabilities:
+        t = torch.softmax(_x(2, 5, 3, 2, seed=6).detach(), 1)
+    else:
+        t = torch.randint(0, 5, (2, 3, 2), generator=torch.Generator().manual_seed(7))
+        t[0, 1, 1] = -100
+    assert torch.autograd.gradcheck(
+        lambda x: at.cross_entropy(x, t, w, reduction=reduction, label_smoothing=0.1),
+        (_x(2, 5, 3, 2),))
+
+
+def test_linear_cross_entropy_k_dimensional_weight():
+    t = torch.randint(0, 2, (4, 3), generator=torch.Generator().manual_seed(8))
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: at.linear_cross_entropy(x, w, t, linear_bias=b),
+        (_x(4, 3), _x(2, 3, 3, seed=2), _x(2, 3, seed=4)))

@@ -142,42 +142,19 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     logits again (four).
 
     Not fused (the (N, V) logits exist): class-probability targets (a floating ``target`` of
-    shape (..., V)) and float64 (no float64 product in oneDNN): F.linear, then
-    :func:`cross_entropy`'s probability or float64 path.
-
-    Not supported (``NotImplementedError``): K-dimensional linear weights (V, d1, ..., dK, H)
-    (docs/python.md)."""
+    shape (..., V)), float64 (no float64 product in oneDNN) and K-dimensional linear weights
+    (V, d1, ..., dK, H): F.linear, then :func:`cross_entropy` (docs/python.md)."""
     _check_cpu("linear_cross_entropy", input, linear_weight, target, linear_bias, weight)
     if ignore_index is None:
         ignore_index = -100
     if options is not None and chunk_size == 0 and getattr(options, "batch_chunk_size", None):
         chunk_size = int(options.batch_chunk_size)
-    if linear_weight.dim() != 2:
-        raise NotImplementedError(
-            "aclnn_cpu.torch.linear_cross_entropy: supports linear_weight (V, H); got shape "
-            f"{tuple(linear_weight.shape)} (K-dimensional weights are not supported).")
     if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
         weight = weight.float()  # PyTorch's has the input's dtype, the library's is FLOAT: exact
-    if target.is_floating_point() or input.dtype == torch.float64:
-        # Not fused (the logits exist): class probabilities, and float64, which oneDNN has no
-        # product for; F.linear, then cross_entropy's float64 or probability path.
-        from ._functional import cross_entropy
-        c = linear_weight.shape[0]
-        # 16-bit operands: float32 logits, as the fused path and PyTorch's chunked one have.
-        f32 = input.dtype in (torch.float16, torch.bfloat16)
-        ops = [t.float() if f32 and t is not None else t for t in (input, linear_weight,
-                                                                   linear_bias)]
-        logits = torch.nn.functional.linear(*ops).reshape(-1, c)
-        if target.is_floating_point():
-            loss = cross_entropy(logits, target.reshape(-1, c).to(logits.dtype), weight,
-                                 reduction=reduction, label_smoothing=label_smoothing)
-        else:
-            loss = cross_entropy(logits, target.reshape(-1), weight, reduction=reduction,
-                                 ignore_index=int(ignore_index), label_smoothing=label_smoothing,
-                                 z_loss_scale=z_loss_scale)
-        if f32 and not fp32_loss:
-            loss = loss.to(input.dtype)
-        return loss.reshape(input.shape[:-1]) if reduction == "none" else loss
+    if target.is_floating_point() or input.dtype == torch.float64 or linear_weight.dim() != 2:
+        return _unfused(input, linear_weight, target, linear_bias, weight, reduction,
+                        int(ignore_index), float(label_smoothing), float(z_loss_scale),
+                        bool(fp32_loss))
     h = input.shape[-1]
     x = input.reshape(-1, h)
     t = target.reshape(-1)
@@ -191,3 +168,34 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     if reduction == "none":
         loss = loss.reshape(target.shape)
     return loss
+
+
+def _unfused(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
+             label_smoothing, z_loss_scale, fp32_loss):
+    """Class probabilities, float64 (no float64 product in oneDNN) and K-dimensional weights
+    (C, d1, ..., dK, H): F.linear, then cross_entropy, as PyTorch's reference has it (the
+    logits exist). 16-bit operands give float32 logits, as the fused path's."""
+    from ._functional import cross_entropy
+    c, out_features, h = linear_weight.shape[0], tuple(linear_weight.shape[1:-1]), \
+        linear_weight.shape[-1]
+    f32 = input.dtype in (torch.float16, torch.bfloat16)
+    ops = [t.float() if f32 and t is not None else t
+           for t in (input, linear_weight.reshape(-1, h),
+                     None if linear_bias is None else linear_bias.reshape(-1))]
+    logits = torch.nn.functional.linear(*ops)
+    if out_features:
+        logits = logits.reshape(*input.shape[:-1], c, *out_features)
+        t = target.to(logits.dtype) if target.is_floating_point() else target
+    else:  # (..., H) rows, as the fused path takes them
+        logits = logits.reshape(-1, c)
+        t = target.reshape(-1, c).to(logits.dtype) if target.is_floating_point() else \
+            target.reshape(-1)
+    kw = {} if target.is_floating_point() or out_features else {"z_loss_scale": z_loss_scale}
+    loss = cross_entropy(logits, t, weight, reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing, **kw)
+    if f32 and not fp32_loss:
+        loss = loss.to(input.dtype)
+    if reduction == "none" and not out_features:
+        loss = loss.reshape(input.shape[:-1])
+    return loss
+
