@@ -158,11 +158,12 @@ class CeProbPlan final : public Plan {
           GatherRow(compute_, dtype_, x, k_.logits.strides[1], k_.c, f);
           src = f;
         }
-        const double s = WeightedTargets(i, w, wq);
+        const void* weighted = nullptr;
+        const double s = WeightedTargets(i, w, wq, &weighted);
         if (k_.grad) {
-          GradRow(i, src, wq, s, contiguous_ ? nullptr : f);
+          GradRow(i, src, weighted, s, contiguous_ ? nullptr : f);
         } else {
-          loss_rows[i] = LossRow(i, src, wq, s);
+          loss_rows[i] = LossRow(i, src, weighted, s);
         }
       }
       if (stream_) FlushStreamingStores();
@@ -172,20 +173,52 @@ class CeProbPlan final : public Plan {
   }
 
  private:
-  // wq_c = w_c ((1 - ls) q_c + ls / C) of row i, in the compute type; returns their sum.
-  double WeightedTargets(int64_t i, const void* w, void* wq) const {
+  // wq_c = w_c ((1 - ls) q_c + ls / C) of row i, in the compute type; returns their sum and
+  // sets *out to the row's weighted targets: the target row itself when it is already that
+  // (contiguous, the compute type, no weight, no smoothing), else `buf`.
+  double WeightedTargets(int64_t i, const void* w, void* buf, const void** out) const {
     const TensorDesc& t = k_.target;
-    GatherRow(compute_, t.dtype, t.data + i * t.strides[0] * DtypeSize(t.dtype), t.strides[1], k_.c,
-              wq);
-    const double ls = k_.label_smoothing, keep = 1.0 - ls, add = ls / static_cast<double>(k_.c);
-    if (ls != 0.0 || w != nullptr) {
-      for (int64_t j = 0; j < k_.c; ++j) {
-        const double q = LoadAsDouble(compute_, wq, j);
-        StoreFromDouble(compute_, wq, j,
-                        ce::WeightAt(w, compute_, j) * (ls != 0.0 ? keep * q + add : q));
-      }
+    const char* row = t.data + i * t.strides[0] * DtypeSize(t.dtype);
+    const double ls = k_.label_smoothing;
+    if (t.dtype == compute_ && (t.strides[1] == 1 || k_.c == 1) && ls == 0.0 && w == nullptr) {
+      *out = row;
+      return compute_kernels_.sum(row, static_cast<size_t>(k_.c));
     }
-    return compute_kernels_.sum(wq, static_cast<size_t>(k_.c));
+    if (compute_ == ACL_DOUBLE) {
+      Weighted(row, static_cast<const double*>(w), static_cast<double*>(buf));
+    } else {
+      Weighted(row, static_cast<const float*>(w), static_cast<float*>(buf));
+    }
+    *out = buf;
+    return compute_kernels_.sum(buf, static_cast<size_t>(k_.c));
+  }
+
+  // The target row converted to the compute type C (typed loops the compiler vectorizes), then
+  // scaled by the weights and smoothed.
+  template <class C>
+  void Weighted(const char* row, const C* w, C* wq) const {
+    const TensorDesc& t = k_.target;
+    const int64_t c = k_.c, st = k_.c == 1 ? 1 : t.strides[1];
+    if (t.dtype == ACL_BF16 && st == 1) {
+      const auto* q = reinterpret_cast<const uint16_t*>(row);
+      for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(Bf16ToFloat(q[j]));
+    } else if (t.dtype == ACL_FLOAT && st == 1) {
+      const auto* q = reinterpret_cast<const float*>(row);
+      for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(q[j]);
+    } else if (t.dtype == ACL_DOUBLE && st == 1) {
+      const auto* q = reinterpret_cast<const double*>(row);
+      for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(q[j]);
+    } else {
+      for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(LoadAsDouble(t.dtype, row, j * st));
+    }
+    const double ls = k_.label_smoothing;
+    if (ls != 0.0) {
+      const C keep = static_cast<C>(1.0 - ls), add = static_cast<C>(ls / static_cast<double>(c));
+      for (int64_t j = 0; j < c; ++j) wq[j] = keep * wq[j] + add;
+    }
+    if (w != nullptr) {
+      for (int64_t j = 0; j < c; ++j) wq[j] *= w[j];
+    }
   }
 
   // -sum wq (x - lse) = log_s sum wq - sum wq (x - max): no cancellation of a large max. The
