@@ -1,4 +1,8 @@
-"""Helpers shared by the Python benchmarks: the CPU's name and the process's peak memory."""
+"""Helpers shared by the Python benchmarks: the CPU's name, the process's peak memory and the
+median time of a call."""
+
+import statistics
+import time
 
 
 def cpu_name():
@@ -23,3 +27,16 @@ def status_bytes(key):
             if line.startswith(key):
                 return int(line.split()[1]) * 1024
     raise RuntimeError(f"no {key} in /proc/self/status")
+
+
+def median_time(fn, warmup, reps):
+    """The median of `reps` timed calls of fn (seconds), after `warmup` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+

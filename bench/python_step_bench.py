@@ -18,7 +18,9 @@ import os
 import platform
 import statistics
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import median_time  # noqa: E402
 
 TUNABLE = "glibc.malloc.hugetlb=1"
 
@@ -34,17 +36,6 @@ def cpu_name():
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
-
-
-def median_time(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():

@@ -15,20 +15,8 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 TUNABLE = "glibc.malloc.hugetlb=1"
-
-
-def median_time(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
 
 
 def main():
@@ -47,7 +35,7 @@ def main():
 
     import aclnn_cpu.torch as at
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_util import cpu_name
+    from bench_util import cpu_name, median_time
 
     torch.set_num_threads(args.threads)
     g = torch.Generator().manual_seed(0)
