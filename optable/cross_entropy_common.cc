@@ -17,12 +17,52 @@ std::vector<aclDataType> Dtypes() { return {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, AC
 
 }  // namespace
 
+std::vector<int64_t> PositionShape(const Problem& p) {
+  std::vector<int64_t> s = p.shape;
+  s.erase(s.begin() + 1);
+  return s;
+}
+
+std::vector<int64_t> TargetShape(const Problem& p) {
+  return p.shape.size() == 2 ? std::vector<int64_t>{p.TargetLength()} : PositionShape(p);
+}
+
 std::vector<int64_t> LossShape(const Problem& p) {
-  return p.reduction == "none" ? std::vector<int64_t>{p.shape[0]} : std::vector<int64_t>{};
+  return p.reduction == "none" ? PositionShape(p) : std::vector<int64_t>{};
+}
+
+namespace {
+
+// Calls f(element of (N, C, S), element of (N * S, C)) for every element.
+template <typename F>
+void ForEachRowElement(const Problem& p, F&& f) {
+  const int64_t n = p.shape[0], c = p.shape[1],
+                s = ref::Numel(p.shape) / std::max<int64_t>(n * c, 1);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < c; ++j) {
+      for (int64_t k = 0; k < s; ++k) f((i * c + j) * s + k, (i * s + k) * c + j);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<double> ToRows(const Problem& p, const std::vector<double>& x) {
+  if (p.shape.size() == 2) return x;
+  std::vector<double> r(x.size());
+  ForEachRowElement(p, [&](int64_t e, int64_t row) { r[row] = x[e]; });
+  return r;
+}
+
+std::vector<double> FromRows(const Problem& p, const std::vector<double>& rows) {
+  if (p.shape.size() == 2) return rows;
+  std::vector<double> x(rows.size());
+  ForEachRowElement(p, [&](int64_t e, int64_t row) { x[e] = rows[row]; });
+  return x;
 }
 
 std::vector<double> Targets(const Problem& p, std::mt19937_64& rng) {
-  const int64_t n = p.TargetLength(), c = p.shape[1];
+  const int64_t n = ref::Numel(TargetShape(p)), c = p.shape[1];
   std::uniform_int_distribution<int64_t> cls(0, std::max<int64_t>(c - 1, 0)),
       pick(0, std::max<int64_t>(p.ignore_every - 1, 0));
   std::vector<double> t(static_cast<size_t>(n));
@@ -39,7 +79,7 @@ std::vector<double> Weights(const Problem& p, std::mt19937_64& rng) {
 ref::CrossEntropyArgs RefArgs(const Problem& p, const std::vector<double>& target,
                               const std::vector<double>& weight) {
   ref::CrossEntropyArgs a;
-  a.n = p.shape[0];
+  a.n = ref::Numel(PositionShape(p));  // the rows of ToRows
   a.c = p.shape[1];
   for (double v : target) a.target.push_back(static_cast<int64_t>(v));
   a.weight = weight;

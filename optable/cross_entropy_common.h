@@ -11,10 +11,19 @@
 namespace optable {
 namespace ce {
 
-// Shape of a loss-like tensor: (N,) for reduction "none", 0-d otherwise.
+// The positions of a problem: (N,) for an N x C shape, (N, d1, ..., dK) for a K-dimensional
+// N x C x d1 x ... x dK one (the lean extensions take those): the shape without dim 1.
+std::vector<int64_t> PositionShape(const Problem& p);
+// The class-index tensor's shape: (p.TargetLength(),) for N x C, else PositionShape.
+std::vector<int64_t> TargetShape(const Problem& p);
+// Shape of a loss-like tensor: PositionShape for reduction "none", 0-d otherwise.
 std::vector<int64_t> LossShape(const Problem& p);
-// Classes uniform in [0, C); one row in p.ignore_every (7 unless set) gets ignore_index.
+// Classes uniform in [0, C); one position in p.ignore_every (7 unless set) gets ignore_index.
 std::vector<double> Targets(const Problem& p, std::mt19937_64& rng);
+// A K-dimensional problem's values (N, C, d1, ..., dK) as the reference's rows (N * d1 * ... *
+// dK, C), position-major, and back; the identity for N x C.
+std::vector<double> ToRows(const Problem& p, const std::vector<double>& x);
+std::vector<double> FromRows(const Problem& p, const std::vector<double>& rows);
 // Per-class weights uniform in [0.5, 2).
 std::vector<double> Weights(const Problem& p, std::mt19937_64& rng);
 // The reference's arguments for the problem and its target (and weight, empty without).

@@ -39,10 +39,10 @@ aclDataType Stats(const Problem& p) { return p.dtype == ACL_DOUBLE ? ACL_DOUBLE 
 enum { kInput, kTarget, kWeight, kLossOut, kZlossOut, kLseOut };
 
 std::vector<TensorDecl> DeclareLse(const Problem& p) {
-  const int64_t n = p.shape[0], c = p.shape[1];
-  return {{true, p.dtype, p.shape},           {true, p.target_dtype, {p.TargetLength()}},
+  const int64_t c = p.shape[1];
+  return {{true, p.dtype, p.shape},           {true, p.target_dtype, ce::TargetShape(p)},
           {p.weight, ACL_FLOAT, {c}},         {true, Stats(p), ce::LossShape(p)},
-          {true, Stats(p), ce::LossShape(p)}, {true, Stats(p), {n}}};
+          {true, Stats(p), ce::LossShape(p)}, {true, Stats(p), ce::PositionShape(p)}};
 }
 
 void FillLse(const Problem& p, std::mt19937_64& rng, Values* v) {
@@ -60,9 +60,10 @@ int Phase1Lse(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
 
 std::vector<Expected> ReferenceLse(const Problem& p, const Values& in) {
   const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kTarget], in[kWeight]);
-  const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, in[kInput]);
+  const std::vector<double> rows = ce::ToRows(p, in[kInput]);  // positions in order
+  const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, rows);
   tolerance::CrossEntropyBounds b =
-      tolerance::CrossEntropyLossBound(a, in[kInput], e, tolerance::UnitRoundoff(p.dtype));
+      tolerance::CrossEntropyLossBound(a, rows, e, tolerance::UnitRoundoff(p.dtype));
   return {{kLossOut, e.loss, std::move(b.loss), p.dtype},
           {kZlossOut, e.zloss, std::move(b.zloss), p.dtype},
           {kLseOut, e.lse, std::move(b.lse), p.dtype}};
@@ -73,19 +74,19 @@ std::vector<Expected> ReferenceLse(const Problem& p, const Values& in) {
 enum { kGradLoss, kLogits, kGTarget, kGWeight, kGradZloss, kLse, kOut };
 
 std::vector<TensorDecl> DeclareGrad(const Problem& p) {
-  const int64_t n = p.shape[0], c = p.shape[1];
+  const int64_t c = p.shape[1];
   const bool z = p.zloss != 0.0;
   return {{true, p.dtype, ce::LossShape(p)},
           {true, p.dtype, p.shape},
-          {true, p.target_dtype, {p.TargetLength()}},
+          {true, p.target_dtype, ce::TargetShape(p)},
           {p.weight, ACL_FLOAT, {c}},
           {z, p.dtype, ce::LossShape(p)},
-          {true, Stats(p), {n}},
+          {true, Stats(p), ce::PositionShape(p)},
           {true, p.dtype, p.shape}};
 }
 
 void FillGrad(const Problem& p, std::mt19937_64& rng, Values* v) {
-  const int64_t n = p.shape[0], c = p.shape[1];
+  const int64_t n = ref::Numel(ce::PositionShape(p)), c = p.shape[1];
   (*v)[kLogits] = testing_support::Normal(rng, n * c, 0.0, 2.0);
   (*v)[kGradLoss] = Uniform(rng, ref::Numel(ce::LossShape(p)), 0.5, 1.5);
   (*v)[kGTarget] = ce::Targets(p, rng);
@@ -95,7 +96,7 @@ void FillGrad(const Problem& p, std::mt19937_64& rng, Values* v) {
   // to their dtype: the gradient is defined for any given lse, and the reference uses the
   // stored values of both).
   std::vector<double> lse(static_cast<size_t>(n), 0.0);
-  const std::vector<double>& x = (*v)[kLogits];
+  const std::vector<double> x = ce::ToRows(p, (*v)[kLogits]);
   for (int64_t i = 0; i < n && c > 0; ++i) {
     double m = -HUGE_VAL, s = 0.0;
     for (int64_t j = 0; j < c; ++j) m = std::max(m, x[i * c + j]);
@@ -114,11 +115,12 @@ int Phase1Grad(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
 
 std::vector<Expected> ReferenceGrad(const Problem& p, const Values& in) {
   const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kGTarget], in[kGWeight]);
-  const int64_t n = p.shape[0], c = p.shape[1];
+  const int64_t n = a.n, c = a.c;
   // The log-probabilities the gradient is made of: logits minus the given lse, in double.
-  std::vector<double> lp(in[kLogits].size());
+  const std::vector<double> x = ce::ToRows(p, in[kLogits]);
+  std::vector<double> lp(x.size());
   for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < c; ++j) lp[i * c + j] = in[kLogits][i * c + j] - in[kLse][i];
+    for (int64_t j = 0; j < c; ++j) lp[i * c + j] = x[i * c + j] - in[kLse][i];
   }
   const std::vector<double>& g = in[kGradLoss];
   std::vector<double> bound = tolerance::CrossEntropyLossGradBound(
@@ -130,8 +132,8 @@ std::vector<Expected> ReferenceGrad(const Problem& p, const Values& in) {
   for (size_t e = 0; e < bound.size(); ++e) {
     bound[e] += mag[e] * tolerance::UnitRoundoff(p.dtype) * std::fabs(lp[e]);
   }
-  return {{kOut, ref::CrossEntropyLossGrad(a, lp, g, in[kGradZloss], in[kLse]), std::move(bound),
-           p.dtype}};
+  return {{kOut, ce::FromRows(p, ref::CrossEntropyLossGrad(a, lp, g, in[kGradZloss], in[kLse])),
+           ce::FromRows(p, bound), p.dtype}};
 }
 
 // ---- aclnnCpuCrossEntropyLossWithGrad ----------------------------------------------------------
@@ -208,6 +210,26 @@ OpSpec WithGradSpec() {
   return s;
 }
 
+// The lean forward and the gradient from logits also take K-dimensional problems
+// (N x C x d1 x ... x dK, the class dim strided: ce_spatial's column tiles), and benchmark a
+// segmentation batch.
+void KDimensional(OpSpec* s) {
+  s->max_rank = 8;
+  s->shape_hint = "NxC or NxCxd1x...xdK";
+  s->bench_problems = [](const OpSpec* op) {
+    std::vector<Problem> v = LeanBenchProblems(op);
+    for (aclDataType t : {ACL_FLOAT, ACL_BF16}) {
+      Problem p = DefaultProblem(op);
+      p.shape = {8, 21, 512, 512};
+      p.dtype = t;
+      p.ignore_index = 255;
+      p.ignore_every = 17;
+      v.push_back(p);
+    }
+    return v;
+  };
+}
+
 OpSpec LseSpec() {
   OpSpec s =
       ce::MakeSpec("cross_entropy_loss_lse", "ce_lse", "aclnnCpuCrossEntropyLossLse",
@@ -219,6 +241,7 @@ OpSpec LseSpec() {
                     {"lseOut", Role::kOutput, false}},
                    DeclareLse, FillLse, Phase1Lse, aclnnCpuCrossEntropyLossLse, ReferenceLse);
   s.bench_problems = LeanBenchProblems;
+  KDimensional(&s);
   return s;
 }
 
@@ -236,6 +259,7 @@ OpSpec GradSpec() {
                           ReferenceGrad);
   s.bench_problems = LeanBenchProblems;
   s.in_place_input = "logits";
+  KDimensional(&s);
   return s;
 }
 

@@ -137,7 +137,8 @@ def _as_array_like(value: Any, ref: Any, shape: tuple) -> Any:
 def _loss_gradients(grad_loss: Any, grad_z_loss: Any, rows: Any, reduction: str) -> tuple:
     """The loss's and the z-loss's gradients as arrays shaped like the loss (numbers become
     arrays of `rows`' library and dtype; grad_z_loss may be None)."""
-    loss_shape = (rows.shape[0],) if reduction == "none" else ()
+    # (N,), or (N, d1, ..., dK) for K-dimensional logits (the lean extensions).
+    loss_shape = (rows.shape[0],) + tuple(rows.shape[2:]) if reduction == "none" else ()
     grad_loss = _as_array_like(grad_loss, rows, loss_shape)
     if grad_z_loss is not None:
         grad_z_loss = _as_array_like(grad_z_loss, rows, loss_shape)
@@ -185,7 +186,7 @@ def cross_entropy_loss_lse(input: Any, target: Any, weight: Any = None, *,
                         "(loss, lse, z_loss).")
     loss_out, lse_out, z_out = outs
     if not fp32_loss:
-        shape = (input.shape[0],) if reduction == "none" else ()
+        shape = (input.shape[0],) + tuple(input.shape[2:]) if reduction == "none" else ()
         if loss_out is None:
             loss_out = empty_like_kind(input, shape, acl_dtype(input))
         if z_out is None:

@@ -118,10 +118,57 @@ def test_log_softmax_dtype_argument(rng):
 
 def test_unsupported_inputs_raise_not_implemented(rng):
     x = torch.randn(4, 5, 6)
-    with pytest.raises(NotImplementedError, match="take \\(N, C\\) or \\(C,\\) inputs"):
-        at.cross_entropy(x, torch.zeros(4, 6, dtype=torch.long), z_loss_scale=1e-3)
+    with pytest.raises(NotImplementedError, match="grad_in_forward takes \\(N, C\\) or \\(C,\\)"):
+        at.cross_entropy(x, torch.zeros(4, 6, dtype=torch.long), lean=True, grad_in_forward=True)
     with pytest.raises(NotImplementedError, match="take class-index targets, not class prob"):
         at.cross_entropy(x[:, :, 0], torch.softmax(x[:, :, 0], 1), z_loss_scale=1e-3)
+
+
+K_DIM_OPTIONS = [
+    dict(reduction="mean", weight=True, label_smoothing=0.1, z_loss_scale=1e-3),
+    dict(reduction="none", z_loss_scale=1e-3), dict(reduction="sum", ignore_index=255),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "strided"])
+@pytest.mark.parametrize("opts", K_DIM_OPTIONS, ids=_ids)
+def test_k_dimensional_cross_entropy_matches_functional(dtype, layout, opts, rng):
+    """(N, C, H, W) logits through the library's column tiles (contiguous), one position at a
+    time (channels-last: class stride 1; strided: every other column), against F.cross_entropy
+    in float64 with the z-loss, value and input gradient."""
+    n, c, h, w = 3, 7, 5, 40
+    x = (torch.randn(n, c, h, 2 * w, generator=rng, dtype=torch.float64) * 2).to(dtype)
+    x = x[..., ::2] if layout == "strided" else x[..., :w].contiguous()
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    x.requires_grad_()
+    ii = opts.get("ignore_index", -100)
+    t = torch.randint(0, c, (n, h, w), generator=rng)
+    t[:, ::2, ::3] = ii
+    wt = (torch.rand(c, generator=rng) + 0.5).to(dtype) if opts.get("weight") else None
+    red, ls, z = opts["reduction"], opts.get("label_smoothing", 0.0), opts.get("z_loss_scale", 0.0)
+    loss = at.cross_entropy(x, t, wt, ignore_index=ii, reduction=red, label_smoothing=ls,
+                            z_loss_scale=z)
+    ref, _, xd = reference_cross_entropy(x, t, wt, red, ii, ls, z)
+    assert loss.shape == ref.shape and loss.dtype == dtype
+    assert_close(loss, ref, dtype, c * n * h * w)
+    g = torch.rand(ref.shape, generator=rng, dtype=torch.float64) + 0.5
+    loss.backward(g.to(dtype))
+    ref.backward(g)
+    assert_close(x.grad, xd.grad, dtype, c)
+
+
+def test_k_dimensional_gradient_in_place(rng):
+    """inplace_backward writes the gradient over the (intermediate) logits: the same values as
+    out of place, and the memory of the logits holds them."""
+    x = torch.randn(2, 6, 4, 33, generator=rng, requires_grad=True)
+    t = torch.randint(0, 6, (2, 4, 33), generator=rng)
+    y = x * 1.0
+    at.cross_entropy(y, t, inplace_backward=True).backward()
+    x2 = x.detach().clone().requires_grad_()
+    at.cross_entropy(x2 * 1.0, t).backward()
+    assert torch.equal(x.grad, x2.grad)
 
 
 def test_library_errors_surface_as_exceptions(rng):

@@ -246,34 +246,160 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
   }
 }
 
+// Column statistics of a cross-entropy tile (a class per row, a position per column): each
+// column's maximum (first sweep, from memory), its sum of exp(x - max) split as sum_exp's (the
+// elements at a finite maximum counted apart, later sweeps from cache) and, with `dot`, its
+// weighted sum shifted by the maximum. Sums are f32 over blocks of kColBlockRows rows, blocks
+// added in order in double, as lsm_bwd_cols. The logarithms in f64 lanes.
+template <class T>
+void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* w,
+                  double* m_out, double* l_out, double* dot_out) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  using V = hn::Vec<CTag<T>>;
+  const size_t N = hn::Lanes(d);
+  constexpr size_t kPad = hn::MaxLanes(CTag<T>());
+  HWY_ALIGN C mx[kMaxTileCols + kPad];
+  HWY_ALIGN C acc[kMaxTileCols + kPad];
+  HWY_ALIGN C cnt[kMaxTileCols + kPad];
+  double rest[kMaxTileCols], count[kMaxTileCols];
+  for (size_t j = 0; j < cols; j += N) hn::Store(hn::Set(d, static_cast<C>(-HUGE_VAL)), d, mx + j);
+  for (size_t r = 0; r < rows; ++r) {
+    ForEachVector(d, cols, [&](size_t j, size_t c) {
+      hn::Store(hn::Max(hn::Load(d, mx + j), LoadPartialF32(d, x + r * sx + j, c, -HUGE_VALF)), d,
+                mx + j);
+    });
+  }
+  for (size_t j = 0; j < cols; ++j) {
+    m_out[j] = static_cast<double>(mx[j]);
+    rest[j] = count[j] = 0.0;
+    if (dot_out != nullptr) dot_out[j] = 0.0;
+  }
+  const V one = hn::Set(d, C{1});
+  for (size_t r0 = 0; r0 < rows; r0 += kColBlockRows) {
+    const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
+    for (size_t j = 0; j < cols; j += N) {
+      hn::Store(hn::Zero(d), d, acc + j);
+      hn::Store(hn::Zero(d), d, cnt + j);
+    }
+    for (size_t r = r0; r < r1; ++r) {
+      ForEachVector(d, cols, [&](size_t j, size_t c) {
+        const V vm = hn::Load(d, mx + j);
+        const V v = LoadPartialF32(d, x + r * sx + j, c, 0.0f);
+        // x - m <= 0 or NaN where m is finite or +inf; a column of -inf (m = -inf) gives NaN
+        // here and is set apart below.
+        const auto at_max = hn::And(hn::Eq(v, vm), hn::IsFinite(vm));
+        hn::Store(hn::Add(hn::Load(d, acc + j),
+                          hn::IfThenZeroElse(at_max, ExpF<true>(d, hn::Sub(v, vm)))),
+                  d, acc + j);
+        hn::Store(hn::Add(hn::Load(d, cnt + j), hn::IfThenElseZero(at_max, one)), d, cnt + j);
+      });
+    }
+    for (size_t j = 0; j < cols; ++j) {
+      rest[j] += static_cast<double>(acc[j]);
+      count[j] += static_cast<double>(cnt[j]);
+    }
+  }
+  // l = log(k) + log1p(rest / k), LogSumExpShifted's formula in f64 lanes; NaN for a column of
+  // -inf (m = -inf, no element counted: as LogSumExpShifted(0, 0)) and wherever rest is NaN.
+  const hn::ScalableTag<double> dd;
+  using VD = hn::Vec<decltype(dd)>;
+  ForEachVector(dd, cols, [&](size_t j, size_t c) {
+    const VD k = LoadPartialF32(dd, count + j, c, 1.0f);
+    const VD q = hn::Div(LoadPartialF32(dd, rest + j, c, 0.0f), k);
+    const VD l = hn::Add(hn::Log(dd, k), hn::Log1p(dd, q));
+    const auto bad = hn::Or(hn::IsNaN(q), hn::Eq(k, hn::Zero(dd)));
+    StorePartialF32(dd, hn::IfThenElse(bad, hn::Set(dd, std::nan("")), l), l_out + j, c);
+  });
+  if (dot_out == nullptr) return;
+  for (size_t r0 = 0; r0 < rows; r0 += kColBlockRows) {
+    const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
+    for (size_t j = 0; j < cols; j += N) hn::Store(hn::Zero(d), d, acc + j);
+    for (size_t r = r0; r < r1; ++r) {
+      const V wr = hn::Set(d, w != nullptr ? w[r] : C{1});
+      ForEachVector(d, cols, [&](size_t j, size_t c) {
+        const V xs = hn::Sub(LoadPartialF32(d, x + r * sx + j, c, 0.0f), hn::Load(d, mx + j));
+        hn::Store(hn::MulAdd(xs, wr, hn::Load(d, acc + j)), d, acc + j);
+      });
+    }
+    for (size_t j = 0; j < cols; ++j) dot_out[j] += static_cast<double>(acc[j]);
+  }
+}
+
+// out = exp(x - shift[j]) * a[j] - b[j] * w[r] over a tile, row by row (x from memory,
+// prefetched rows ahead as in lsm_bwd_cols), with row t[j] of column j (every row where
+// t[j] < -1) given tc[j] instead.
+template <class T>
+void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t so,
+                 const ComputeT<T>* shift, const ComputeT<T>* a, const ComputeT<T>* b,
+                 const ComputeT<T>* w, const ComputeT<T>* t, const ComputeT<T>* tc, bool stream) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  using V = hn::Vec<CTag<T>>;
+  const size_t pf = PrefetchElements<T>();
+  const size_t ahead = pf / cols > 1 ? pf / cols : 1;
+  const V every = hn::Set(d, C{-1.5});
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t pf_r = pf != 0 && r + ahead < rows ? ahead * sx : 0;
+    const T* xr = x + r * sx;
+    const V wr = hn::Set(d, w != nullptr ? w[r] : C{1});
+    const V row = hn::Set(d, static_cast<C>(r));
+    ForEachOutputVector(d, out + r * so, cols, stream, [&](size_t j, size_t c) {
+      PrefetchAhead(xr, j, pf_r);
+      // Padding lanes: shift 0 and x 0 keep exp finite; they are never stored.
+      const V p = ExpF(
+          d, hn::Sub(LoadPartialF32(d, xr + j, c, 0.0f), LoadPartialF32(d, shift + j, c, 0.0f)));
+      const V g = hn::NegMulAdd(LoadPartialF32(d, b + j, c, 0.0f), wr,
+                                hn::Mul(p, LoadPartialF32(d, a + j, c, 0.0f)));
+      const V tj = LoadPartialF32(d, t + j, c, -1.0f);
+      const auto fixed = hn::Or(hn::Eq(tj, row), hn::Lt(tj, every));
+      return hn::IfThenElse(fixed, LoadPartialF32(d, tc + j, c, 0.0f), g);
+    });
+  }
+}
+
 // Non-template entry points, one set per dtype of float_types.inc.
-#define ACLNN_FLOAT_TYPE(S, E, T)                                                                \
-  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }          \
-  void LsmBwd_##S(const void* g, const void* y, double s, void* out, size_t n, bool st) {        \
-    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st); \
-  }                                                                                              \
-  double Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }          \
-  double SumExp_##S(const void* x, size_t n, double m, double* k) {                              \
-    return SumExpT(static_cast<const T*>(x), n, m, k);                                           \
-  }                                                                                              \
-  double MaxSumExp_##S(const void* x, size_t n, double* m, double* k) {                          \
-    return MaxSumExpT(static_cast<const T*>(x), n, m, k);                                        \
-  }                                                                                              \
-  void LsmFwd_##S(const void* x, double m, double l, void* out, size_t n, bool st) {             \
-    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                        \
-  }                                                                                              \
-  void CeGrad_##S(const void* lp, void* out, size_t n, double sh, double a, double b,            \
-                  const void* w, bool st) {                                                      \
-    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b,                        \
-            static_cast<const ComputeT<T>*>(w), st);                                             \
-  }                                                                                              \
-  double Dot_##S(const void* x, const void* w, size_t n, double m) {                             \
-    return DotT(static_cast<const T*>(x), static_cast<const ComputeT<T>*>(w), n, m);             \
-  }                                                                                              \
-  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,         \
-                      size_t sg, size_t sy, size_t so, bool st) {                                \
-    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,  \
-                cols, sg, sy, so, st);                                                           \
+#define ACLNN_FLOAT_TYPE(S, E, T)                                                                 \
+  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }           \
+  void LsmBwd_##S(const void* g, const void* y, double s, void* out, size_t n, bool st) {         \
+    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st);  \
+  }                                                                                               \
+  double Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }           \
+  double SumExp_##S(const void* x, size_t n, double m, double* k) {                               \
+    return SumExpT(static_cast<const T*>(x), n, m, k);                                            \
+  }                                                                                               \
+  double MaxSumExp_##S(const void* x, size_t n, double* m, double* k) {                           \
+    return MaxSumExpT(static_cast<const T*>(x), n, m, k);                                         \
+  }                                                                                               \
+  void LsmFwd_##S(const void* x, double m, double l, void* out, size_t n, bool st) {              \
+    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                         \
+  }                                                                                               \
+  void CeGrad_##S(const void* lp, void* out, size_t n, double sh, double a, double b,             \
+                  const void* w, bool st) {                                                       \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b,                         \
+            static_cast<const ComputeT<T>*>(w), st);                                              \
+  }                                                                                               \
+  double Dot_##S(const void* x, const void* w, size_t n, double m) {                              \
+    return DotT(static_cast<const T*>(x), static_cast<const ComputeT<T>*>(w), n, m);              \
+  }                                                                                               \
+  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,          \
+                      size_t sg, size_t sy, size_t so, bool st) {                                 \
+    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,   \
+                cols, sg, sy, so, st);                                                            \
+  }                                                                                               \
+  void CeStatsCols_##S(const void* x, size_t rows, size_t cols, size_t sx, const void* w,         \
+                       double* m, double* l, double* dot) {                                       \
+    CeStatsColsT(static_cast<const T*>(x), rows, cols, sx, static_cast<const ComputeT<T>*>(w), m, \
+                 l, dot);                                                                         \
+  }                                                                                               \
+  void CeGradCols_##S(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,   \
+                      const void* sh, const void* a, const void* b, const void* w, const void* t, \
+                      const void* tc, bool st) {                                                  \
+    using CT = ComputeT<T>;                                                                       \
+    CeGradColsT(static_cast<const T*>(x), static_cast<T*>(out), rows, cols, sx, so,               \
+                static_cast<const CT*>(sh), static_cast<const CT*>(a), static_cast<const CT*>(b), \
+                static_cast<const CT*>(w), static_cast<const CT*>(t), static_cast<const CT*>(tc), \
+                st);                                                                              \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE

@@ -35,6 +35,19 @@
 //                          an operand is at p[r * stride + j]. Column sums are f32 over blocks
 //                          of 256 rows, blocks added in order in double (the error bound of
 //                          sum). `stream` as for lsm_bwd (each row of the tile's output).
+//   ce_stats_cols(x, rows, cols, sx, w, m, l, dot): a cross-entropy tile of `cols` (<=
+//                          kMaxTileCols) positions with a class per row (element (r, j) at
+//                          x[r * sx + j]): per column j, m[j] = its maximum, l[j] = log(sum of
+//                          exp(x - m[j])) from sum_exp's two parts as LogSumExpShifted takes
+//                          them (in f64 lanes: Highway's Log and Log1p; NaN for a column of -inf),
+//                          and, unless dot is null, dot[j] = sum over r of (x - m[j]) * w[r] (w
+//                          null: 1). Sums as lsm_bwd_cols'. m, l, dot: `cols` doubles each.
+//   ce_grad_cols(x, out, rows, cols, sx, so, shift, a, b, w, t, tc, stream): the same tile's
+//                          out[r, j] = exp(x[r, j] - shift[j]) * a[j] - b[j] * w[r] (w null: 1),
+//                          except out[t[j], j] = tc[j] (the true class, computed by the caller)
+//                          and, where t[j] < -1, out[r, j] = tc[j] for every r (t[j] = -1: no
+//                          such row); shift, a, b, t, tc: `cols` values of the compute type (t
+//                          holds row indices). out may alias x. `stream` as for lsm_bwd_cols.
 // exp is ExpF of simd/convert-inl.h: <= 1.25 ulp measured, IEEE edges (+inf above ln(FLT_MAX),
 // NaN propagates, subnormal results kept).
 #ifndef ACLNN_CPU_KERNELS_ROW_KERNELS_H_
@@ -64,22 +77,29 @@ struct RowKernels {
   double (*dot)(const void* x, const void* w, size_t n, double m) = nullptr;
   void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols, size_t sg,
                        size_t sy, size_t so, bool stream) = nullptr;
+  void (*ce_stats_cols)(const void* x, size_t rows, size_t cols, size_t sx, const void* w,
+                        double* m, double* l, double* dot) = nullptr;
+  void (*ce_grad_cols)(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,
+                       const void* shift, const void* a, const void* b, const void* w,
+                       const void* t, const void* tc, bool stream) = nullptr;
 };
 
 // The kernel list: X(member of RowKernels, entry-point prefix, extra) for every row kernel.
 // It drives the exports and GetRowKernels (row_kernels.cc) and the kernel tests
 // (tests/kernels/row_kernels_test.cc, which must define a check for each); a new kernel is a
 // member above, its Prefix_<dtype> entry points and a line here.
-#define ACLNN_ROW_KERNELS(X, extra) \
-  X(sum, Sum, extra)                \
-  X(lsm_bwd, LsmBwd, extra)         \
-  X(max, Max, extra)                \
-  X(sum_exp, SumExp, extra)         \
-  X(max_sum_exp, MaxSumExp, extra)  \
-  X(lsm_fwd, LsmFwd, extra)         \
-  X(ce_grad, CeGrad, extra)         \
-  X(dot, Dot, extra)                \
-  X(lsm_bwd_cols, LsmBwdCols, extra)
+#define ACLNN_ROW_KERNELS(X, extra)    \
+  X(sum, Sum, extra)                   \
+  X(lsm_bwd, LsmBwd, extra)            \
+  X(max, Max, extra)                   \
+  X(sum_exp, SumExp, extra)            \
+  X(max_sum_exp, MaxSumExp, extra)     \
+  X(lsm_fwd, LsmFwd, extra)            \
+  X(ce_grad, CeGrad, extra)            \
+  X(dot, Dot, extra)                   \
+  X(lsm_bwd_cols, LsmBwdCols, extra)   \
+  X(ce_stats_cols, CeStatsCols, extra) \
+  X(ce_grad_cols, CeGradCols, extra)
 
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16, BF16 or DOUBLE) on the current target.
 RowKernels GetRowKernels(aclDataType t);

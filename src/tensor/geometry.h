@@ -11,7 +11,7 @@
 
 namespace aclnn_cpu {
 
-constexpr int kMaxOperands = 4;
+constexpr int kMaxOperands = 6;
 
 struct SliceGeometry {
   int nops = 0;

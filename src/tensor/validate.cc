@@ -17,6 +17,11 @@ std::string DtypeList(DtypeSpan allowed) {
 
 Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
                     std::initializer_list<int64_t> want, const char* name_of_want, int code) {
+  return CheckShapeIs(op, name, t, std::vector<int64_t>(want), name_of_want, code);
+}
+
+Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
+                    const std::vector<int64_t>& want, const char* name_of_want, int code) {
   if (t->shape.size() == want.size() && std::equal(want.begin(), want.end(), t->shape.begin())) {
     return OkStatus();
   }

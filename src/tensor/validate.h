@@ -5,6 +5,7 @@
 #define ACLNN_CPU_TENSOR_VALIDATE_H_
 
 #include <initializer_list>
+#include <vector>
 
 #include "aclnn/aclnn_base.h"
 #include "core/dtype.h"
@@ -69,6 +70,8 @@ Status CheckInPlaceView(const char* op, const char* out_name, const aclTensor* o
 // Shape must equal `want` (given as a list of dims; `name_of_want` describes it, e.g. "(N, C)").
 Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
                     std::initializer_list<int64_t> want, const char* name_of_want, int code);
+Status CheckShapeIs(const char* op, const char* name, const aclTensor* t,
+                    const std::vector<int64_t>& want, const char* name_of_want, int code);
 
 }  // namespace aclnn_cpu
 

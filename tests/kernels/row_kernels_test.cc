@@ -327,6 +327,121 @@ ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
   return ::testing::AssertionSuccess();
 }
 
+// A cross-entropy tile: c.n classes (rows) of a few positions (columns; strides with a gap),
+// two elements of each column at its maximum, and a column of -inf (l NaN, as
+// LogSumExpShifted(0, 0)).
+::testing::AssertionResult Check_ce_stats_cols(const Case& c) {
+  for (size_t cols : {size_t{1}, size_t{5}, size_t{17}, size_t{40}}) {
+    const size_t stride = cols + 3, total = c.n * stride;
+    Buf x(c.dt, total, c.misalign), w(c.compute(), c.n, c.misalign);
+    std::vector<double> v = c.Uniform(total, -12.0, 3.0);
+    for (size_t j = 0; j < cols && c.n > 2; ++j) v[j] = v[(c.n - 1) * stride + j] = 4.0 + j;
+    if (cols > 1) {
+      for (size_t r = 0; r < c.n; ++r) v[r * stride + 1] = -HUGE_VAL;
+    }
+    v = x.Set(v);
+    const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
+    for (bool weighted : {false, true}) {
+      std::vector<double> m(cols), l(cols), dot(cols);
+      c.k.ce_stats_cols(x.p(), c.n, cols, stride, weighted ? w.p() : nullptr, m.data(), l.data(),
+                        dot.data());
+      for (size_t j = 0; j < cols; ++j) {
+        std::vector<double> col(c.n);
+        for (size_t r = 0; r < c.n; ++r) col[r] = v[r * stride + j];
+        double want_m = -HUGE_VAL;
+        for (double e : col) want_m = std::max(want_m, e);
+        const char* what = weighted ? " (weighted" : " (no weight";
+        if (m[j] != want_m) {
+          return ::testing::AssertionFailure()
+                 << "max " << m[j] << ", want " << want_m << what << ", column " << j << ")";
+        }
+        if (want_m == -HUGE_VAL) {
+          if (!std::isnan(l[j])) {
+            return ::testing::AssertionFailure()
+                   << "a column of -inf gave l " << l[j] << what << ", column " << j << ")";
+          }
+          continue;
+        }
+        // log(k + R), off by R's error relative to k + R and a few ulp of double's logarithms.
+        const ExpSum e = ExpectedSumExp(c, col, want_m);
+        const double want_l = std::log(e.count + e.want);
+        ::testing::AssertionResult r = Near(
+            l[j], want_l, e.bound / (e.count + e.want) + 8 * 0x1p-53 * (1 + std::fabs(want_l)));
+        if (!r) return r << what << ", column " << j << ")";
+        double want_dot = 0, mag = 0;
+        for (size_t i = 0; i < c.n; ++i) {
+          const double t = (col[i] - want_m) * (weighted ? wv[i] : 1.0);
+          want_dot += t;
+          mag += std::fabs(t);
+        }
+        r = Near(dot[j], want_dot, (256 + 2) * c.u() * mag);
+        if (!r) return r << " dot" << what << ", column " << j << ")";
+      }
+    }
+    if (!x.TailIntact()) return ::testing::AssertionFailure() << "wrote past the tile";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// out = exp(x - shift[j]) * a[j] - b[j] * w[r] over a tile, but tc[j] at row t[j] of column j
+// and in every row of a column with t[j] = -2.
+::testing::AssertionResult Check_ce_grad_cols(const Case& c) {
+  for (size_t cols : {size_t{1}, size_t{17}, size_t{40}}) {
+    const bool weighted = cols == 17;
+    const size_t stride = cols + 3, total = c.n * stride;
+    Buf x(c.dt, total, c.misalign), out(c.dt, total, c.misalign);
+    Buf w(c.compute(), c.n, c.misalign), sh(c.compute(), cols, 0), a(c.compute(), cols, 0),
+        b(c.compute(), cols, 0), t(c.compute(), cols, 0), tc(c.compute(), cols, 0);
+    const std::vector<double> shv = sh.Set(c.Uniform(cols, 0.0, 8.0));
+    const std::vector<double> av = a.Set(c.Uniform(cols, 0.5, 1.0));
+    const std::vector<double> bv = b.Set(c.Uniform(cols, 0.0, 0.02));
+    const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
+    const std::vector<double> tcv = tc.Set(c.Uniform(cols, -1.0, -0.5));
+    std::vector<double> tv(cols);
+    for (size_t j = 0; j < cols; ++j) {
+      tv[j] = j % 5 == 3 ? -2.0 : (j % 5 == 4 || c.n == 0 ? -1.0 : static_cast<double>(j % c.n));
+    }
+    tv = t.Set(tv);
+    std::vector<double> xv = c.Uniform(total, -12.0, 0.0);
+    for (size_t i = 0; i < total; ++i) xv[i] += shv[i % stride < cols ? i % stride : 0];
+    if (cols > 3 && c.n > 0) xv[3] = HUGE_VAL;  // in a column of t = -2: still tc
+    xv = x.Set(xv);
+    const std::vector<double> before = out.Get(total);
+    c.k.ce_grad_cols(x.p(), out.p(), c.n, cols, stride, stride, sh.p(), a.p(), b.p(),
+                     weighted ? w.p() : nullptr, t.p(), tc.p(), c.stream);
+    aclnn_cpu::FlushStreamingStores();
+    const std::vector<double> got = out.Get(total);
+    std::vector<double> want, bound, got_view;
+    for (size_t r = 0; r < c.n; ++r) {
+      for (size_t j = 0; j < stride; ++j) {
+        const size_t i = r * stride + j;
+        if (j >= cols) {
+          if (std::memcmp(&got[i], &before[i], sizeof(double)) != 0) {
+            return ::testing::AssertionFailure() << "wrote the gap at row " << r;
+          }
+          continue;
+        }
+        got_view.push_back(got[i]);
+        if (tv[j] == -2.0 || tv[j] == static_cast<double>(r)) {
+          want.push_back(tcv[j]);
+          bound.push_back(0.0);
+          continue;
+        }
+        const double p = std::exp(xv[i] - shv[j]) * av[j], q = bv[j] * (weighted ? wv[r] : 1);
+        want.push_back(p - q);
+        bound.push_back(5 * c.u() * (p + q) + p * c.u() * std::fabs(xv[i] - shv[j]));
+      }
+    }
+    if (!out.TailIntact()) return ::testing::AssertionFailure() << "wrote past the tile";
+    const std::string f = tolerance::Compare(got_view, want, bound, c.compute(), c.dt, nullptr);
+    if (!f.empty()) {
+      return ::testing::AssertionFailure()
+             << f << " (" << cols << " columns" << (weighted ? ", weighted)" : ")");
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // Every 16-bit value, inf, NaN, zeros and subnormals included, loads and stores exactly on every
 // target: lsm_fwd with m = l = 0 writes (x - 0) - 0 = x (regression: without hardware f16
 // conversion, SSE4/SSSE3/SCALAR loaded f16 +-inf as +-65536 and NaN as a finite value).

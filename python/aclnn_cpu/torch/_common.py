@@ -15,8 +15,14 @@ def _contiguous_like(t: Tensor, dtype: Optional[torch.dtype] = None) -> Tensor:
     return t.new_empty(t.shape, dtype=dtype if dtype is not None else t.dtype)
 
 
+def _positions(input: Tensor):
+    """The per-position shape of an (N, C) or (N, C, d1, ..., dK) input: (N,) or
+    (N, d1, ..., dK)."""
+    return (input.shape[0],) + tuple(input.shape[2:])
+
+
 def _loss_shape(input: Tensor, reduction: str):
-    return (input.shape[0],) if reduction == "none" else ()
+    return _positions(input) if reduction == "none" else ()
 
 
 def _check_cpu(fn: str, *tensors: Optional[Tensor]) -> None:
@@ -44,7 +50,7 @@ def _loss_grads(ctx, like, grad_loss, grad_z_loss, z):
     """grad_loss (zeros if only the z-loss was used) and grad_z_loss (None without one), in the
     dtype of `like`."""
     if grad_loss is None:
-        shape = (like.shape[0],) if ctx.options[0] == "none" else ()
+        shape = _positions(like) if ctx.options[0] == "none" else ()
         grad_loss = like.new_zeros(shape)
     gz = grad_z_loss.to(like.dtype) if z and grad_z_loss is not None else None
     return grad_loss.to(like.dtype), gz

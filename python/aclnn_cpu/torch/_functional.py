@@ -62,22 +62,25 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     too, where it requires one); z-loss, ``grad_in_forward`` and ``inplace_backward`` are for
     class indices.
 
-    K-dimensional inputs (N, C, d1, ..., dK) with targets (N, d1, ..., dK) or probabilities of
-    the input's shape run per batch element on the (d1...dK, C) view of the input's own memory
-    (correct; not yet as fast as the 2-d paths, docs/python.md).
+    K-dimensional inputs (N, C, d1, ..., dK) with class-index targets (N, d1, ..., dK) run
+    through the lean pair, which reads the input in place (class stride d1 * ... * dK; column
+    tiles, no transposed copy), whatever ``lean`` says: the forward saves each position's
+    log-sum-exp only; the z-loss and ``inplace_backward`` apply. Probability targets of the
+    input's shape run per batch element on the (d1...dK, C) view of the input's memory
+    (correct, not yet fast; docs/python.md).
 
-    Not supported (``NotImplementedError``): tensors not on the CPU; the z-loss and the in-place
-    and in-forward gradients of K-dimensional inputs.
+    Not supported (``NotImplementedError``): tensors not on the CPU; ``grad_in_forward`` for
+    K-dimensional inputs; the z-loss and the in-place gradient with probability targets.
     """
     if size_average is not None or reduce is not None:
         reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
     _check_cpu("cross_entropy", input, target, weight)
+    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
+        weight = weight.float()  # PyTorch wants the input's dtype, CANN float32: exact either way
     if input.dim() > 2:
         return _k_dimensional(input, target, weight, reduction, ignore_index,
                               float(label_smoothing), z_loss_scale, return_z_loss, fp32_loss,
                               lean, inplace_backward, grad_in_forward)
-    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
-        weight = weight.float()  # PyTorch wants the input's dtype, CANN float32: exact either way
     unbatched = input.dim() == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
@@ -134,32 +137,33 @@ def _probability_targets(input, target, weight, reduction, label_smoothing, unba
 def _k_dimensional(input, target, weight, reduction, ignore_index, label_smoothing,
                    z_loss_scale, return_z_loss, fp32_loss, lean, inplace_backward,
                    grad_in_forward):
-    """cross_entropy of an (N, C, d1, ..., dK) input: per batch element, the (d1...dK, C) view
-    of the input's own memory (class stride d1...dK; no transposed copy) through the 2-d
-    operators ("none"), then PyTorch's reduction. The library reads such a view row by row
-    (its strided path): correct, not yet fast (docs/python.md)."""
-    if z_loss_scale != 0.0 or return_z_loss or inplace_backward or grad_in_forward:
+    """cross_entropy of an (N, C, d1, ..., dK) input. Class indices: the lean pair on the whole
+    input, read in place by the library's column tiles. Probabilities: per batch element, the
+    (d1...dK, C) view of the input's own memory (class stride d1...dK; no transposed copy)
+    through the 2-d operators ("none"), then PyTorch's reduction: the library reads such a view
+    row by row (its strided path), correct, not yet fast (docs/python.md)."""
+    if grad_in_forward:
         raise NotImplementedError(
-            "aclnn_cpu.torch.cross_entropy: z_loss_scale, return_z_loss, inplace_backward and "
-            "grad_in_forward take (N, C) or (C,) inputs.")
+            "aclnn_cpu.torch.cross_entropy: grad_in_forward takes (N, C) or (C,) inputs.")
+    if not target.is_floating_point():
+        loss, z_loss, _ = _cross_entropy_lean(input, target, weight, reduction, ignore_index,
+                                              label_smoothing, float(z_loss_scale),
+                                              bool(fp32_loss), bool(inplace_backward))
+        return (loss, z_loss) if return_z_loss else loss
+    if z_loss_scale != 0.0 or return_z_loss or inplace_backward:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: z_loss_scale, return_z_loss and inplace_backward "
+            "take class-index targets, not class probabilities.")
     n, c = input.shape[0], input.shape[1]
     spatial = input.shape[2:]
     x = input.reshape(n, c, -1).transpose(1, 2)  # (N, S, C) views, class stride S
-    prob = target.is_floating_point()
-    if prob:
-        if target.shape != input.shape:
-            raise ValueError(
-                f"aclnn_cpu.torch.cross_entropy: class-probability target of shape "
-                f"{tuple(target.shape)} for an input of shape {tuple(input.shape)}; they must "
-                f"be equal.")
-        t = target.to(input.dtype).reshape(n, c, -1).transpose(1, 2)
-    else:
-        if target.shape != (n,) + tuple(spatial):
-            raise ValueError(
-                f"aclnn_cpu.torch.cross_entropy: target of shape {tuple(target.shape)} for an "
-                f"input of shape {tuple(input.shape)}; expected {(n,) + tuple(spatial)}.")
-        t = target.reshape(n, -1)
-    rows = [cross_entropy(x[i], t[i], weight, ignore_index=ignore_index, reduction="none",
+    if target.shape != input.shape:
+        raise ValueError(
+            f"aclnn_cpu.torch.cross_entropy: class-probability target of shape "
+            f"{tuple(target.shape)} for an input of shape {tuple(input.shape)}; they must "
+            f"be equal.")
+    t = target.to(input.dtype).reshape(n, c, -1).transpose(1, 2)
+    rows = [cross_entropy(x[i], t[i], weight, reduction="none",
                           label_smoothing=label_smoothing, fp32_loss=fp32_loss, lean=lean)
             for i in range(n)]
     loss = torch.stack(rows) if n > 0 else input.new_zeros((0,) + (x.shape[1],))
@@ -167,11 +171,4 @@ def _k_dimensional(input, target, weight, reduction, ignore_index, label_smoothi
         return loss.reshape((n,) + tuple(spatial))
     if reduction == "sum":
         return loss.sum()
-    if prob:
-        return loss.mean()
-    # "mean": divided by the weights of the targets that are not ignored, as PyTorch does.
-    kept = t != ignore_index
-    wt = (weight.to(loss.dtype)[torch.where(kept, t, torch.zeros_like(t))] if weight is not None
-          else torch.ones_like(loss)) * kept
-    return loss.sum() / wt.sum()
-
+    return loss.mean()

@@ -12,7 +12,7 @@ from torch import Tensor
 
 import aclnn_cpu as _ac
 
-from ._common import _contiguous_like, _loss_shape
+from ._common import _contiguous_like, _loss_shape, _positions
 
 
 @torch.library.custom_op("aclnn_cpu::log_softmax", mutates_args=(), device_types="cpu")
@@ -95,7 +95,7 @@ def _cross_entropy_lean(input: Tensor, target: Tensor, weight: Optional[Tensor],
     stats = torch.float32 if fp32_loss else input.dtype
     shape = _loss_shape(input, reduction)
     loss, z_loss = input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats)
-    lse = input.new_empty((input.shape[0],), dtype=torch.float64)
+    lse = input.new_empty(_positions(input), dtype=torch.float64)
     r = _ac.cross_entropy_loss_lse(input, target, weight, reduction=reduction,
                                    ignore_index=ignore_index, label_smoothing=label_smoothing,
                                    z_loss_scale=z_loss_scale, return_z_loss=True,
@@ -109,7 +109,7 @@ def _(input, target, weight, reduction, ignore_index, label_smoothing, z_loss_sc
     shape = _loss_shape(input, reduction)
     stats = torch.float32 if fp32_loss else input.dtype
     return (input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats),
-            input.new_empty((input.shape[0],), dtype=torch.float64))
+            input.new_empty(_positions(input), dtype=torch.float64))
 
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_grad_from_logits", mutates_args=(),

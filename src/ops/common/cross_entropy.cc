@@ -51,12 +51,27 @@ Status CheckAttributes(const char* op, double ls, double z) {
 
 Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r,
                       int64_t n) {
+  return CheckLossShape(op, name, t, r, std::vector<int64_t>{n});
+}
+
+std::vector<int64_t> PositionShape(const aclTensor* input) {
+  std::vector<int64_t> s = input->shape;
+  if (s.size() >= 2) s.erase(s.begin() + 1);
+  return s;
+}
+
+Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r,
+                      const std::vector<int64_t>& positions) {
   const int rank = Rank(t);
   if (r == Reduction::kNone) {
-    if (rank == 1 && t->shape[0] == n) return OkStatus();
-    return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
-                     "%s: %s has shape %s but must be (N,) = [%lld] for reduction \"none\".", op,
-                     name, ShapeString(t).c_str(), static_cast<long long>(n));
+    if (positions.size() == 1) {
+      if (rank == 1 && t->shape[0] == positions[0]) return OkStatus();
+      return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
+                       "%s: %s has shape %s but must be (N,) = [%lld] for reduction \"none\".", op,
+                       name, ShapeString(t).c_str(), static_cast<long long>(positions[0]));
+    }
+    return CheckShapeIs(op, name, t, positions, "(N, d1, ..., dK) for reduction \"none\"",
+                        ACLNN_ERR_INNER_TILING_ERROR);
   }
   if (rank == 0 || (rank == 1 && t->shape[0] == 1)) return OkStatus();
   return MakeError(ACLNN_ERR_INNER_TILING_ERROR,
@@ -64,10 +79,7 @@ Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Redu
                    ShapeString(t).c_str(), ReductionName(r));
 }
 
-namespace {
-
-// Whether target value t is ignored under the profile's rule (ScanTargets).
-bool IsIgnored(SocFamily soc, int64_t t, int64_t ignore_index) {
+bool IsIgnoredTarget(SocFamily soc, int64_t t, int64_t ignore_index) {
   switch (soc) {
     case SocFamily::kAscend910B:
       return static_cast<float>(t) == static_cast<float>(ignore_index);
@@ -78,8 +90,8 @@ bool IsIgnored(SocFamily soc, int64_t t, int64_t ignore_index) {
   }
 }
 
-Status BadTarget(const char* op, const SocProfile& soc, int64_t i, int64_t t, int64_t ignore,
-                 int64_t c) {
+Status BadTargetError(const char* op, const SocProfile& soc, int64_t i, int64_t t, int64_t ignore,
+                      int64_t c) {
   const long long li = i, lt = t, lig = ignore, lc = c;
   switch (soc.family) {
     case SocFamily::kAscend910B:
@@ -109,7 +121,28 @@ Status BadTarget(const char* op, const SocProfile& soc, int64_t i, int64_t t, in
   }
 }
 
-}  // namespace
+double CopyWeights(const TensorDesc* weight, int64_t c, aclDataType compute, void* w_contig) {
+  if (weight == nullptr) return static_cast<double>(c);
+  double w_sum = 0.0;
+  const int64_t ws = weight->strides[0];
+  for (int64_t j = 0; j < c; ++j) {
+    StoreFromDouble(compute, w_contig, j, LoadAsDouble(weight->dtype, weight->data, j * ws));
+    w_sum += LoadAsDouble(compute, w_contig, j);
+  }
+  return w_sum;
+}
+
+double CombineLoss(const LossTerms& t, double label_smoothing, int64_t c) {
+  return (1.0 - label_smoothing) * t.nll + label_smoothing / static_cast<double>(c) * t.smooth +
+         t.zl;
+}
+
+double MeanLoss(const LossTerms& sums, double label_smoothing, int64_t c, const TargetScan& scan) {
+  return ((1.0 - label_smoothing) * sums.nll +
+          label_smoothing / static_cast<double>(c) * sums.smooth) /
+             scan.d +
+         sums.zl / scan.m;
+}
 
 Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& target,
                    const TensorDesc* weight, int64_t n, int64_t c, int64_t ignore_index,
@@ -118,23 +151,14 @@ Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& targ
   const int64_t tstride = target.rank == 1 ? target.strides[0] : 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
-    if (IsIgnored(soc.family, t, ignore_index)) continue;
-    if (t < 0 || t >= c) return BadTarget(op, soc, i, t, ignore_index, c);
+    if (IsIgnoredTarget(soc.family, t, ignore_index)) continue;
+    if (t < 0 || t >= c) return BadTargetError(op, soc, i, t, ignore_index, c);
   }
-  double w_sum = 0.0;
-  if (weight != nullptr) {
-    const int64_t ws = weight->strides[0];
-    for (int64_t j = 0; j < c; ++j) {
-      StoreFromDouble(compute, w_contig, j, LoadAsDouble(weight->dtype, weight->data, j * ws));
-      w_sum += LoadAsDouble(compute, w_contig, j);
-    }
-  } else {
-    w_sum = static_cast<double>(c);
-  }
+  const double w_sum = CopyWeights(weight, c, compute, w_contig);
   double d = 0.0, m = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t t = LoadAsInt64(target.dtype, target.data, i * tstride);
-    if (IsIgnored(soc.family, t, ignore_index)) {
+    if (IsIgnoredTarget(soc.family, t, ignore_index)) {
       rows[i] = RowTarget{-1, 0.0};
       continue;
     }
@@ -168,7 +192,8 @@ Status CheckTargetsAndAttributes(const char* op, const SocProfile& soc, const ch
                                  const aclTensor* rows, const aclTensor* target,
                                  const aclTensor* weight, const char* reduction,
                                  double label_smoothing, double zloss_scale,
-                                 const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* c) {
+                                 const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* c,
+                                 bool k_dim) {
   constexpr int kDtype = ACLNN_ERR_PARAM_INVALID;
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
   const bool b910 = soc.family == SocFamily::kAscend910B;
@@ -202,16 +227,29 @@ Status CheckTargetsAndAttributes(const char* op, const SocProfile& soc, const ch
                      "leaves the output unwritten or hangs); only 0 is accepted.",
                      op, label_smoothing, soc.name, SocFamilyName(soc.family));
   }
-  if (Rank(rows) != 2) {
-    return MakeError(kTiling, "%s: %s has shape %s but must be 2-d (N, C).", op, rows_name,
-                     ShapeString(rows).c_str());
+  const int rank = Rank(rows);
+  if (rank != 2 && !(k_dim && rank > 2)) {
+    return MakeError(kTiling, "%s: %s has shape %s but must be %s.", op, rows_name,
+                     ShapeString(rows).c_str(),
+                     k_dim ? "(N, C) or (N, C, d1, ..., dK)" : "2-d (N, C)");
   }
   *n = rows->shape[0];
   *c = rows->shape[1];
   if (soc.family == SocFamily::kAscend950 && gradient) {
     ACLNN_RETURN_IF_ERROR(CheckLossShape(op, "gradLoss", grad_loss, *r, *n));
   }
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "target", target, {*n}, "(N,)", kTiling));
+  if (rank > 2) {
+    // The column tiles hold class indices in the compute type (exact below 2^24).
+    if (*c >= (int64_t{1} << 24)) {
+      return MakeError(kTiling,
+                       "%s: %s has %lld classes; K-dimensional inputs take fewer than 2^24.", op,
+                       rows_name, static_cast<long long>(*c));
+    }
+    ACLNN_RETURN_IF_ERROR(
+        CheckShapeIs(op, "target", target, PositionShape(rows), "(N, d1, ..., dK)", kTiling));
+  } else {
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "target", target, {*n}, "(N,)", kTiling));
+  }
   if (weight != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "weightOptional", weight, {*c}, "(C,)", kTiling));
   }
@@ -242,7 +280,12 @@ LseShift SplitLse(double lse, aclDataType compute) {
     return r;
   }
   r.hi = static_cast<double>(static_cast<float>(lse));
-  if (std::isfinite(lse) && std::isfinite(r.hi)) r.scale = std::exp(r.hi - lse);
+  if (std::isfinite(lse) && std::isfinite(r.hi)) {
+    // e^d for the rounding error d (|d| <= 2^-25 |lse|): below 2^-20 its Taylor polynomial to
+    // d^3 (the rest, d^4 / 24 < 2^-84, is below double's precision), else exp.
+    const double d = r.hi - lse;
+    r.scale = std::fabs(d) < 0x1p-20 ? 1.0 + d * (1.0 + d * (0.5 + d * (1.0 / 6.0))) : std::exp(d);
+  }
   return r;
 }
 

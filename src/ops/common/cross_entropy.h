@@ -4,6 +4,7 @@
 #define ACLNN_CPU_OPS_COMMON_CROSS_ENTROPY_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "core/soc.h"
 #include "core/status.h"
@@ -22,11 +23,19 @@ Status ParseReduction(const char* op, const char* s, Reduction* r);
 Status CheckAttributes(const char* op, double label_smoothing, double zloss_scale);
 // For a per-row (none) or scalar (mean/sum) tensor: (N,) or, for mean/sum, 0-d or (1,).
 Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r, int64_t n);
+// The same for the per-position tensors of a K-dimensional input: `positions` is
+// PositionShape(input), (N,) for an (N, C) input.
+Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Reduction r,
+                      const std::vector<int64_t>& positions);
+// The shape of the per-position tensors (target, lse, loss "none") of an (N, C) input, (N,), or
+// of an (N, C, d1, ..., dK) one, (N, d1, ..., dK): the input's without dim 1.
+std::vector<int64_t> PositionShape(const aclTensor* input);
 
 // The rules both operators share, in the spec's order, after each has checked the dtypes of its
 // floating tensors: target INT64 or INT32 and weight FLOAT (161002); the reduction and the
 // attributes; `rows` (the (N, C) tensor, named `rows_name`) 2-d, target (N,) and weight (C,)
-// (561002). weight may be null. On success *r, *n and *c are set.
+// (561002). weight may be null. On success *r, *n and *c are set. With `k_dim` (the lean
+// extensions), `rows` may also be (N, C, d1, ..., dK) with target (N, d1, ..., dK).
 // Under an NPU profile (docs/soc_profiles.md) the profile's rules apply: INT64 targets only on
 // the 910B-family; for the gradient (`grad_loss` non-null) the 910B-family's refusal of label
 // smoothing and of unknown reductions, and the 950's order (gradLoss's shape right after the
@@ -35,7 +44,8 @@ Status CheckTargetsAndAttributes(const char* op, const SocProfile& soc, const ch
                                  const aclTensor* rows, const aclTensor* target,
                                  const aclTensor* weight, const char* reduction,
                                  double label_smoothing, double zloss_scale,
-                                 const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* c);
+                                 const aclTensor* grad_loss, Reduction* r, int64_t* n, int64_t* c,
+                                 bool k_dim = false);
 
 // The vocabulary-parallel operators' shard (logits (N, Vs), classes [class_offset,
 // class_offset + Vs) of num_classes): the place of the shard (561002), then
@@ -107,6 +117,26 @@ LseShift SplitLse(double lse, aclDataType compute);
 inline double TrueClassGrad(const GradCoef& k, double p, double w_t) {
   return p * k.big_a - k.s * w_t - k.a;
 }
+
+// ScanTargets' rules one target at a time, for plans that scan their own way: whether value t
+// is ignored under the profile's rule, and the error for target[i] = t that is neither ignored
+// nor a class in [0, C).
+bool IsIgnoredTarget(SocFamily soc, int64_t t, int64_t ignore_index);
+Status BadTargetError(const char* op, const SocProfile& soc, int64_t i, int64_t t,
+                      int64_t ignore_index, int64_t c);
+// ScanTargets' weight copy: weight (nullable) into w_contig[0..C) in the compute type; returns
+// the sum of the copies (C without weight).
+double CopyWeights(const TensorDesc* weight, int64_t c, aclDataType compute, void* w_contig);
+
+// A row's (a position's) loss terms: -w_t log p_t, the smoothing sum -sum_c w_c log p_c and the
+// z-loss; zero for an ignored row.
+struct LossTerms {
+  double nll = 0.0, smooth = 0.0, zl = 0.0;
+};
+// The loss of a row's terms, or of the terms' sums under "sum".
+double CombineLoss(const LossTerms& t, double label_smoothing, int64_t c);
+// The "mean" loss from the terms' sums (in the rows' order) and the scan's divisors.
+double MeanLoss(const LossTerms& sums, double label_smoothing, int64_t c, const TargetScan& scan);
 
 // Reads the N targets (INT64 or INT32, any stride), checks each is ignored (the profile's rule:
 // t == ignoreIndex by default; the 910B-family compares both rounded to fp32; on the 950 a

@@ -4,6 +4,7 @@
 #include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "ops/common/phase1.h"
 #include "ops/cross_entropy_loss/plan.h"
+#include "ops/cross_entropy_spatial/plan.h"
 
 using namespace aclnn_cpu;
 
@@ -19,7 +20,9 @@ aclnnStatus CrossEntropyLossPhase1(bool float_stats, bool lean, const aclTensor*
   const ce_fwd::Args args{input,           target,      weight,       reduction, ignore_index,
                           label_smoothing, zloss_scale, return_zloss, loss,      log_prob,
                           zloss,           lse,         float_stats,  lean};
-  return Phase1(args.op(), args, ce_fwd::Validate, ce_fwd::MakePlan, workspace_size, executor);
+  // The lean forward also takes (N, C, d1, ..., dK) inputs (ce_spatial's column tiles).
+  return Phase1(args.op(), args, ce_fwd::Validate,
+                lean ? ce_spatial::MakeLsePlan : ce_fwd::MakePlan, workspace_size, executor);
 }
 
 }  // namespace

@@ -57,17 +57,22 @@ Status Validate(const Args& a, Checked* out) {
   }
   ce::Reduction r;
   int64_t n, c;
+  // K-dimensional inputs (N, C, d1, ..., dK): the lean forward only (aclnn-cpu's extension).
+  const bool k_dim = lean && !a.with_grad;
   ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(op, soc, "input", a.input, a.target, a.weight,
                                                       a.reduction, a.label_smoothing, a.zloss_scale,
-                                                      nullptr, &r, &n, &c));
+                                                      nullptr, &r, &n, &c, k_dim));
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
-  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
+  const std::vector<int64_t> positions = ce::PositionShape(a.input);
+  const bool spatial = positions.size() > 1;
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, positions));
   if (!lean) {
     ACLNN_RETURN_IF_ERROR(
         CheckShapeIs(op, "logProbOut", a.log_prob_out, {n, c}, "(N, C)", kTiling));
   }
-  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "zlossOut", a.zloss_out, r, n));
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, lse_name, a.lse_out, {n}, "(N,)", kTiling));
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "zlossOut", a.zloss_out, r, positions));
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, lse_name, a.lse_out, positions,
+                                     spatial ? "(N, d1, ..., dK)" : "(N,)", kTiling));
   if (a.with_grad) {
     ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "gradOut", a.grad_out));
     ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "gradOut", a.grad_out, "input", a.input, kDtype));
@@ -78,7 +83,9 @@ Status Validate(const Args& a, Checked* out) {
     }
     ACLNN_RETURN_IF_ERROR(CheckInPlaceView(op, "gradOut", a.grad_out, "input", a.input));
   }
-  if (c == 0 || (n == 0 && r == ce::Reduction::kNone)) {
+  int64_t count = 1;  // positions (rows)
+  for (int64_t d : positions) count *= d;
+  if (c == 0 || (count == 0 && r == ce::Reduction::kNone)) {
     out->empty = true;  // no element of any output exists to be written
     return OkStatus();
   }
@@ -105,6 +112,7 @@ Status Validate(const Args& a, Checked* out) {
   out->return_zloss = a.return_zloss && !soc.ignores_zloss();
   out->op = op;
   out->lean = lean;
+  out->spatial = spatial;
   out->with_grad = a.with_grad;
   if (a.with_grad) {
     out->grad_out = DescribeTensor(a.grad_out);
@@ -117,9 +125,7 @@ Status Validate(const Args& a, Checked* out) {
 namespace {
 
 // Per-row loss terms, kept in the workspace so that reductions add them in row order.
-struct RowLoss {
-  double nll, smooth, zl;
-};
+using RowLoss = ce::LossTerms;
 
 // A row's reductions over one kRowChunk chunk (slices.h): its maximum and its sum of
 // exp(x - max) in one pass (max_sum_exp), then its weighted sum shifted by the row's maximum.
@@ -263,7 +269,7 @@ class CeFwdPlan final : public Plan {
     *m_out = m;
     *log_s = LogSumExpShifted(rest, k);
     *lse = static_cast<double>(m) + *log_s;
-    RowLoss t{0.0, 0.0, 0.0};
+    RowLoss t;
     if (rt.t >= 0) {
       t.nll = -rt.w * (parts[0].xt - *lse);
       // sum_c w_c (x_c - lse) = sum_c w_c (x_c - m) - log_s * W: no cancellation of large x.
@@ -408,10 +414,7 @@ class CeFwdPlan final : public Plan {
   // Whether the loss has the smoothing term (which needs each row's weighted sum of inputs).
   bool Smoothing() const { return k_.label_smoothing != 0.0; }
 
-  double Combine(const RowLoss& t) const {
-    return (1.0 - k_.label_smoothing) * t.nll +
-           k_.label_smoothing / static_cast<double>(k_.c) * t.smooth + t.zl;
-  }
+  double Combine(const RowLoss& t) const { return ce::CombineLoss(t, k_.label_smoothing, k_.c); }
 
   void WriteLosses(const RowLoss* terms, const ce::TargetScan& scan) const {
     if (k_.reduction == ce::Reduction::kNone) {
@@ -435,10 +438,7 @@ class CeFwdPlan final : public Plan {
       loss = Combine(RowLoss{nll, smooth, zl});
       zloss = zl;
     } else {
-      loss = ((1.0 - k_.label_smoothing) * nll +
-              k_.label_smoothing / static_cast<double>(k_.c) * smooth) /
-                 scan.d +
-             zl / scan.m;
+      loss = ce::MeanLoss(RowLoss{nll, smooth, zl}, k_.label_smoothing, k_.c, scan);
       zloss = zl / scan.m;
     }
     StoreFromDouble(loss_.dtype, loss_.data, 0, loss);

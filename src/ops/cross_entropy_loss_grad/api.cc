@@ -3,6 +3,7 @@
 #include "aclnnop/aclnn_cross_entropy_loss_grad.h"
 #include "ops/common/phase1.h"
 #include "ops/cross_entropy_loss_grad/plan.h"
+#include "ops/cross_entropy_spatial/plan.h"
 
 using namespace aclnn_cpu;
 
@@ -52,7 +53,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspa
                            lseSquareScaleForZloss,
                            out,
                            true};
-  return Phase1(args.op(), args, ce_grad::Validate, ce_grad::MakePlan, workspaceSize, executor);
+  // Also (N, C, d1, ..., dK) logits (ce_spatial's column tiles).
+  return Phase1(args.op(), args, ce_grad::Validate, ce_spatial::MakeGradPlan, workspaceSize,
+                executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogits(void* workspace,

@@ -51,21 +51,30 @@ Status Validate(const Args& a, Checked* out) {
         kOp, soc, a.log_prob, a.class_offset, a.num_classes, a.target, a.weight, a.reduction,
         a.label_smoothing, a.zloss_scale, a.grad_loss, &r, &n, &c));
   } else {
-    ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(kOp, soc, lp_name, a.log_prob, a.target,
-                                                        a.weight, a.reduction, a.label_smoothing,
-                                                        a.zloss_scale, a.grad_loss, &r, &n, &c));
+    // K-dimensional logits (N, C, d1, ..., dK): the from-logits extension only.
+    ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(
+        kOp, soc, lp_name, a.log_prob, a.target, a.weight, a.reduction, a.label_smoothing,
+        a.zloss_scale, a.grad_loss, &r, &n, &c, /*k_dim=*/logits));
   }
   constexpr int kTiling = ACLNN_ERR_INNER_TILING_ERROR;
-  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradLoss", a.grad_loss, r, n));
+  const std::vector<int64_t> positions =
+      a.shard ? std::vector<int64_t>{n} : ce::PositionShape(a.log_prob);
+  const bool spatial = positions.size() > 1;
+  ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradLoss", a.grad_loss, r, positions));
   // Where the NPU ignores the z-loss arguments (after their dtype checks), so do we.
   const bool zloss_used = !soc.ignores_zloss();
   const double zloss_scale = zloss_used ? a.zloss_scale : 0.0;
   const aclTensor* grad_zloss = zloss_used ? a.grad_zloss : nullptr;
   if (grad_zloss != nullptr) {
-    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", grad_zloss, r, n));
+    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(kOp, "gradZlossOptional", grad_zloss, r, positions));
   }
-  ACLNN_RETURN_IF_ERROR(
-      CheckShapeIs(kOp, "out", a.out, {n, c}, a.shard ? "(N, Vs)" : "(N, C)", kTiling));
+  if (spatial) {
+    ACLNN_RETURN_IF_ERROR(
+        CheckShapeIs(kOp, "out", a.out, a.log_prob->shape, "(N, C, d1, ..., dK)", kTiling));
+  } else {
+    ACLNN_RETURN_IF_ERROR(
+        CheckShapeIs(kOp, "out", a.out, {n, c}, a.shard ? "(N, Vs)" : "(N, C)", kTiling));
+  }
   const bool use_lse = zloss_scale != 0.0 || logits;
   if (use_lse) {
     if (a.lse == nullptr) {
@@ -74,10 +83,13 @@ Status Validate(const Args& a, Checked* out) {
                        "z-loss term needs it.",
                        kOp, zloss_scale);
     }
-    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, lse_name, a.lse, {n}, "(N,)", kTiling));
+    ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, lse_name, a.lse, positions,
+                                       spatial ? "(N, d1, ..., dK)" : "(N,)", kTiling));
   }
   if (logits) ACLNN_RETURN_IF_ERROR(CheckInPlaceView(kOp, "out", a.out, "logits", a.log_prob));
-  if (n == 0 || c == 0) {
+  int64_t count = 1;  // positions (rows)
+  for (int64_t d : positions) count *= d;
+  if (count == 0 || c == 0) {
     out->empty = true;
     return OkStatus();
   }
@@ -97,6 +109,7 @@ Status Validate(const Args& a, Checked* out) {
   if (out->has_grad_zloss) out->grad_zloss = DescribeTensor(grad_zloss);
   if (use_lse) out->lse = DescribeTensor(a.lse);
   out->from_logits = logits;
+  out->spatial = spatial;
   out->op = kOp;
   if (a.shard) {
     out->class_offset = a.class_offset;

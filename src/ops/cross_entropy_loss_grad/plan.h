@@ -57,6 +57,8 @@ struct Checked : ce::Common {
   // A shard of the classes (kShardOp): c is the shard's width; targets and weights range over
   // total_classes, of which the shard starts at class_offset. total_classes 0: c.
   int64_t class_offset = 0, total_classes = 0;
+  // K-dimensional logits (N, C, d1, ..., dK) (kFromLogitsOp only): ce_spatial's plan.
+  bool spatial = false;
 };
 
 // The spec's rules in order; on success fills *c.

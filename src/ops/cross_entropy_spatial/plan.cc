@@ -1,0 +1,420 @@
+#include "ops/cross_entropy_spatial/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/dtype.h"
+#include "core/workspace.h"
+#include "kernels/row_kernels.h"
+#include "ops/common/cross_entropy.h"
+#include "ops/common/slices.h"
+#include "runtime/parallel.h"
+#include "simd/dispatch.h"
+#include "tensor/geometry.h"
+
+namespace aclnn_cpu {
+namespace ce_spatial {
+namespace {
+
+// A per-position tensor (N, d1, ..., dK) as a view of the input's shape (N, C, d1, ..., dK)
+// with class stride 0, so that one SliceGeometry (a slice per position) walks them all.
+TensorDesc AsPositions(const TensorDesc& p, const TensorDesc& input) {
+  TensorDesc v = input;
+  v.dtype = p.dtype;
+  v.data = p.data;
+  v.strides[0] = p.strides[0];
+  v.strides[1] = 0;
+  for (int d = 2; d < input.rank; ++d) v.strides[d] = p.strides[d - 1];
+  return v;
+}
+
+// A 0-d or (1,) tensor's value, or element i of an (N,) one.
+double ScalarAt(const TensorDesc& t, int64_t offset) {
+  return LoadAsDouble(t.dtype, t.data, offset);
+}
+
+// Bytes of input a tile holds at most: its later sweeps read it from L1/L2.
+constexpr int64_t kTileBytes = 64 << 10;
+constexpr int64_t kMinTileCols = 16;
+
+// What the target scan of one work item found.
+struct ItemScan {
+  double d = 0.0, m = 0.0;  // sums of the weights of its targets, and their number
+  int64_t bad = -1;         // its first bad position (flat index), or -1
+  int64_t bad_t = 0;        // the value there
+};
+
+// Shared by both plans: the geometry of positions (operand 0 is the input or logits), their
+// column tiles, the weight copy and the target scan. Work items are (outer index, tile) and
+// depend on the shape alone, so every sum over items is in a fixed order.
+class SpatialPlan : public Plan {
+ protected:
+  // ops: the geometry's operands, the input first; `out`: an output of the input's shape whose
+  // innermost stride must also be 1 for column tiles (nullable).
+  SpatialPlan(const char* op, const ce::Common& k, const TensorDesc& x,
+              const TensorDesc* const* ops, int nops, int target_op, const TensorDesc* out)
+      : op_(op), k_(k), x_(x), target_op_(target_op) {
+    geo_ = MakeSliceGeometry(ops, nops, 1);
+    dtype_ = x_.dtype;
+    compute_ = ComputeDtype(dtype_);
+    kernels_ = GetRowKernels(dtype_);
+    threads_ = NumThreads();
+    last_ = geo_.ndims - 1;
+    inner_ = last_ >= 0 ? geo_.sizes[last_] : 1;
+    // Column tiles where the positions' innermost dim is contiguous in the input and in `out`
+    // (the last operand); otherwise one position at a time (correct, not fast).
+    columns_ = last_ >= 0 && geo_.strides[0][last_] == 1 &&
+               (out == nullptr || geo_.strides[nops - 1][last_] == 1);
+    const int64_t esz = DtypeSize(dtype_);
+    int64_t t = kTileBytes / std::max<int64_t>(k_.c * esz, 1);
+    t = std::clamp<int64_t>(t / kMinTileCols * kMinTileCols, kMinTileCols,
+                            static_cast<int64_t>(kMaxTileCols));
+    tile_ = columns_ ? std::min(t, inner_) : 1;
+    tiles_per_outer_ = (inner_ + tile_ - 1) / tile_;
+    items_ = inner_ > 0 ? geo_.num_slices / inner_ * tiles_per_outer_ : 0;
+    const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
+    if (k_.has_weight) weights_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(k_.c));
+    scans_ = booker_.Book<ItemScan>(static_cast<uint64_t>(items_));
+    target_name_ = CurrentTargetName();
+  }
+
+  // Item it's first slice (position) and its number of columns.
+  void Tile(int64_t it, int64_t* slice, int64_t* cols) const {
+    const int64_t o = it / tiles_per_outer_, j0 = (it % tiles_per_outer_) * tile_;
+    *slice = o * inner_ + j0;
+    *cols = std::min(tile_, inner_ - j0);
+  }
+  // Element offset of column j of a tile of operand k whose first column is at `base`.
+  int64_t At(int k, int64_t base, int64_t j) const {
+    return j == 0 ? base : base + j * geo_.strides[k][last_];
+  }
+  int64_t MinItemsPerThread() const {
+    return std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(k_.c * tile_, 1));
+  }
+
+  // Copies the weights, checks every target (the first bad one in position order is the error;
+  // nothing is written then) and sums the mean's divisors in item order.
+  Status Scan(void* workspace, int threads, void** w, ce::TargetScan* scan) const {
+    unsigned char* wc = k_.has_weight ? Grant<unsigned char>(workspace, weights_) : nullptr;
+    scan->w_sum = ce::CopyWeights(k_.has_weight ? &k_.weight : nullptr, k_.c, compute_, wc);
+    *w = wc;
+    ItemScan* items = Grant<ItemScan>(workspace, scans_);
+    const TensorDesc& tg = k_.target;
+    ParallelFor(items_, threads, MinItemsPerThread(), [&](int, int64_t b, int64_t e) {
+      int64_t off[kMaxOperands];
+      for (int64_t it = b; it < e; ++it) {
+        int64_t slice, cols;
+        Tile(it, &slice, &cols);
+        geo_.SliceOffsets(slice, off);
+        ItemScan s;
+        for (int64_t j = 0; j < cols; ++j) {
+          const int64_t t = LoadAsInt64(tg.dtype, tg.data, At(target_op_, off[target_op_], j));
+          if (ce::IsIgnoredTarget(k_.soc.family, t, k_.ignore_index)) continue;
+          if (t < 0 || t >= k_.c) {
+            if (s.bad < 0) {
+              s.bad = slice + j;
+              s.bad_t = t;
+            }
+            continue;
+          }
+          s.d += ce::WeightAt(wc, compute_, t);
+          s.m += 1.0;
+        }
+        items[it] = s;
+      }
+    });
+    double d = 0.0, m = 0.0;
+    for (int64_t it = 0; it < items_; ++it) {
+      if (items[it].bad >= 0) {
+        return ce::BadTargetError(op_, k_.soc, items[it].bad, items[it].bad_t, k_.ignore_index,
+                                  k_.c);
+      }
+      d += items[it].d;
+      m += items[it].m;
+    }
+    const bool mean = k_.reduction == ce::Reduction::kMean;
+    scan->d = mean ? d : 1.0;
+    scan->m = mean ? m : 1.0;
+    return OkStatus();
+  }
+
+  // Row i's target at the position of operand offsets `off` + column j: its class (or -1) and
+  // weight.
+  ce::RowTarget TargetAt(const int64_t* off, int64_t j, const void* w) const {
+    const TensorDesc& tg = k_.target;
+    const int64_t t = LoadAsInt64(tg.dtype, tg.data, At(target_op_, off[target_op_], j));
+    if (ce::IsIgnoredTarget(k_.soc.family, t, k_.ignore_index)) return ce::RowTarget{-1, 0.0};
+    return ce::RowTarget{t, ce::WeightAt(w, compute_, t)};
+  }
+
+  std::string Common(const char* what) const {
+    return StrFormat(
+        "%s, K-dimensional: N %lld, C %lld, %lld positions, %s, reduction %s, weight %s, ls %g, "
+        "z-loss %g, path %s of %lld positions, kernels %s, target %s, up to %d threads",
+        what, static_cast<long long>(k_.n), static_cast<long long>(k_.c),
+        static_cast<long long>(geo_.num_slices), DtypeName(dtype_), ce::ReductionName(k_.reduction),
+        k_.has_weight ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
+        columns_ ? "column tiles" : "single positions", static_cast<long long>(tile_),
+        kernels_.dtype, target_name_, threads_);
+  }
+
+  const char* op_;
+  const ce::Common k_;
+  TensorDesc x_;
+  int target_op_;
+  SliceGeometry geo_;
+  aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
+  RowKernels kernels_;
+  int threads_ = 1, last_ = -1;
+  bool columns_ = false;
+  int64_t inner_ = 1, tile_ = 1, tiles_per_outer_ = 1, items_ = 0;
+  WorkspaceBooker booker_;
+  WorkspaceBooking weights_, scans_;
+  const char* target_name_ = "";
+};
+
+// The lean forward: each position's lse (always written) and loss terms, reduced in item order.
+// Operands: 0 input, 1 target, 2 lse, then (reduction "none") 3 loss and, when returned, 4 zloss.
+class LsePlan final : public SpatialPlan {
+ public:
+  explicit LsePlan(const ce_fwd::Checked& c, const TensorDesc* const* ops, int nops)
+      : SpatialPlan(c.op, c, c.input, ops, nops, 1, nullptr),
+        loss_(c.loss),
+        zloss_(c.zloss),
+        lse_(c.lse),
+        return_zloss_(c.return_zloss) {
+    terms_ = booker_.Book<ce::LossTerms>(static_cast<uint64_t>(items_));
+    stats_ =
+        booker_.Book<double>(static_cast<uint64_t>(threads_) * 3 * static_cast<uint64_t>(tile_));
+  }
+
+  static std::unique_ptr<Plan> Make(const ce_fwd::Checked& c) {
+    const TensorDesc target = AsPositions(c.target, c.input), lse = AsPositions(c.lse, c.input),
+                     loss = AsPositions(c.loss, c.input), zl = AsPositions(c.zloss, c.input);
+    const TensorDesc* ops[] = {&c.input, &target, &lse, &loss, &zl};
+    const bool none = c.reduction == ce::Reduction::kNone;
+    return std::make_unique<LsePlan>(c, ops, none ? (c.return_zloss ? 5 : 4) : 3);
+  }
+
+  uint64_t workspace_bytes() const override { return booker_.total(); }
+  uint64_t work_bytes() const override {
+    return static_cast<uint64_t>(geo_.num_slices * k_.c * DtypeSize(dtype_));
+  }
+  std::string Describe() const override { return Common("lean (no logProb)"); }
+
+  Status Run(void* workspace) const override {
+    const int threads = std::min(threads_, NumThreads());
+    void* w = nullptr;
+    ce::TargetScan scan;
+    ACLNN_RETURN_IF_ERROR(Scan(workspace, threads, &w, &scan));
+    auto* terms = Grant<ce::LossTerms>(workspace, terms_);
+    double* stats = Grant<double>(workspace, stats_);
+    ParallelFor(items_, threads, MinItemsPerThread(), [&](int tid, int64_t b, int64_t e) {
+      double* m = stats + static_cast<int64_t>(tid) * 3 * tile_;
+      for (int64_t it = b; it < e; ++it) terms[it] = RunTile(it, w, scan.w_sum, m);
+    });
+    if (k_.reduction == ce::Reduction::kNone) return OkStatus();
+    ce::LossTerms sum;
+    for (int64_t it = 0; it < items_; ++it) {
+      sum.nll += terms[it].nll;
+      sum.smooth += terms[it].smooth;
+      sum.zl += terms[it].zl;
+    }
+    const bool mean = k_.reduction == ce::Reduction::kMean;
+    const double loss = mean ? ce::MeanLoss(sum, k_.label_smoothing, k_.c, scan)
+                             : ce::CombineLoss(sum, k_.label_smoothing, k_.c);
+    StoreFromDouble(loss_.dtype, loss_.data, 0, loss);
+    if (return_zloss_)
+      StoreFromDouble(zloss_.dtype, zloss_.data, 0, mean ? sum.zl / scan.m : sum.zl);
+    return OkStatus();
+  }
+
+ private:
+  // One tile's statistics, then each position's lse and loss terms (written for "none"); returns
+  // the tile's sums of the terms in position order.
+  ce::LossTerms RunTile(int64_t it, const void* w, double w_sum, double* m) const {
+    int64_t slice, cols;
+    Tile(it, &slice, &cols);
+    int64_t off[kMaxOperands];
+    geo_.SliceOffsets(slice, off);
+    double *l = m + tile_, *dot = l + tile_;
+
+    const bool smoothing = k_.label_smoothing != 0.0;
+    const int64_t esz = DtypeSize(dtype_);
+    kernels_.ce_stats_cols(x_.data + off[0] * esz, static_cast<size_t>(k_.c),
+                           static_cast<size_t>(cols), static_cast<size_t>(geo_.axis_stride[0]), w,
+                           m, l, smoothing ? dot : nullptr);
+    const bool none = k_.reduction == ce::Reduction::kNone;
+    ce::LossTerms sum;
+    for (int64_t j = 0; j < cols; ++j) {
+      const ce::RowTarget rt = TargetAt(off, j, w);
+      const double log_s = l[j];
+      const double lse = m[j] + log_s;
+      StoreFromDouble(lse_.dtype, lse_.data, At(2, off[2], j), lse);
+      ce::LossTerms t;
+      if (rt.t >= 0) {
+        const double xt =
+            LoadAsDouble(dtype_, x_.data, At(0, off[0], j) + rt.t * geo_.axis_stride[0]);
+        t.nll = -rt.w * (xt - lse);
+        // As ce_fwd: sum_c w_c (x_c - lse) = dot - log_s * W, only with smoothing.
+        t.smooth = smoothing ? -(dot[j] - log_s * w_sum) : 0.0;
+        t.zl = k_.zloss_scale * lse * lse;
+      }
+      if (none) {
+        StoreFromDouble(loss_.dtype, loss_.data, At(3, off[3], j),
+                        ce::CombineLoss(t, k_.label_smoothing, k_.c));
+        if (return_zloss_) StoreFromDouble(zloss_.dtype, zloss_.data, At(4, off[4], j), t.zl);
+        continue;
+      }
+      sum.nll += t.nll;
+      sum.smooth += t.smooth;
+      sum.zl += t.zl;
+    }
+    return sum;
+  }
+
+  TensorDesc loss_, zloss_, lse_;
+  bool return_zloss_ = false;
+  WorkspaceBooking terms_, stats_;
+};
+
+// The gradient from logits: per position the coefficients of aclnnCpuCrossEntropyLossGrad's
+// formula (ce::GradCoefficients), the tile by ce_grad_cols, then the true classes recomputed in
+// double and the ignored positions' zeros. Operands: 0 logits, 1 target, 2 lse, then for
+// "none" 3 gradLoss and (with the z-loss and gradZloss) 4 gradZloss; the out last.
+class GradPlan final : public SpatialPlan {
+ public:
+  GradPlan(const ce_grad::Checked& c, const TensorDesc* const* ops, int nops, int grad_op,
+           int gz_op)
+      : SpatialPlan(c.op, c, c.log_prob, ops, nops, 1, &c.out),
+        out_(c.out),
+        grad_(c.grad_loss),
+        gz_(c.grad_zloss),
+        lse_(c.lse),
+        has_gz_(c.has_grad_zloss),
+        grad_op_(grad_op),
+        gz_op_(gz_op),
+        out_op_(nops - 1) {
+    const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
+    const uint64_t per_thread = static_cast<uint64_t>(tile_) * 5 * cs;
+    tiles_ = booker_.Book<unsigned char>(static_cast<uint64_t>(threads_) * per_thread);
+    per_thread_ = per_thread;
+    stream_ = columns_ && static_cast<uint64_t>(geo_.num_slices * k_.c * DtypeSize(dtype_)) >=
+                              StreamingOutputBytes();
+  }
+
+  static std::unique_ptr<Plan> Make(const ce_grad::Checked& c) {
+    const TensorDesc target = AsPositions(c.target, c.log_prob),
+                     lse = AsPositions(c.lse, c.log_prob);
+    const bool none = c.reduction == ce::Reduction::kNone;
+    const bool gz = c.has_grad_zloss && c.zloss_scale != 0.0;
+    TensorDesc grad, gzv;
+    const TensorDesc* ops[6] = {&c.log_prob, &target, &lse};
+    int nops = 3, grad_op = -1, gz_op = -1;
+    if (none) {
+      grad = AsPositions(c.grad_loss, c.log_prob);
+      grad_op = nops;
+      ops[nops++] = &grad;
+      if (gz) {
+        gzv = AsPositions(c.grad_zloss, c.log_prob);
+        gz_op = nops;
+        ops[nops++] = &gzv;
+      }
+    }
+    ops[nops++] = &c.out;
+    return std::make_unique<GradPlan>(c, ops, nops, grad_op, gz_op);
+  }
+
+  uint64_t workspace_bytes() const override { return booker_.total(); }
+  uint64_t work_bytes() const override {
+    return static_cast<uint64_t>(geo_.num_slices * k_.c * 2 * DtypeSize(dtype_));
+  }
+  std::string Describe() const override {
+    return Common(stream_ ? "from logits (streaming stores)" : "from logits");
+  }
+
+  Status Run(void* workspace) const override {
+    const int threads = std::min(threads_, NumThreads());
+    void* w = nullptr;
+    ce::TargetScan scan;
+    ACLNN_RETURN_IF_ERROR(Scan(workspace, threads, &w, &scan));
+    unsigned char* tiles = Grant<unsigned char>(workspace, tiles_);
+    ParallelFor(items_, threads, MinItemsPerThread(), [&](int tid, int64_t b, int64_t e) {
+      unsigned char* mine = tiles + static_cast<uint64_t>(tid) * per_thread_;
+      for (int64_t it = b; it < e; ++it) RunTile(it, w, scan, mine);
+      if (stream_) FlushStreamingStores();
+    });
+    return OkStatus();
+  }
+
+ private:
+  // The tile's per-column coefficients (shift, a, b: ce_grad_cols'), its true classes t and
+  // their values tc (recomputed in double: p is close to 1 there, where f32 cancellation would
+  // lose the most; read before the tile is written, as out may be the logits), and the ignored
+  // positions (t = -2, tc = 0: exactly 0 whatever the logits); then the kernel.
+  void RunTile(int64_t it, const void* w, const ce::TargetScan& scan, unsigned char* mem) const {
+    int64_t slice, cols;
+    Tile(it, &slice, &cols);
+    int64_t off[kMaxOperands];
+    geo_.SliceOffsets(slice, off);
+    const int64_t cs = DtypeSize(compute_), esz = DtypeSize(dtype_);
+    void* shift = mem;
+    void* a = mem + tile_ * cs;
+    void* s = mem + 2 * tile_ * cs;
+    void* tv = mem + 3 * tile_ * cs;
+    void* tc = mem + 4 * tile_ * cs;
+    const bool z = k_.zloss_scale != 0.0;
+    // tc is rounded once to the output: a 16-bit output through f32 rounded to odd (as
+    // StoreFromDouble does), FLOAT and DOUBLE directly.
+    const bool half = dtype_ == ACL_FLOAT16 || dtype_ == ACL_BF16;
+    const double cinv = 1.0 / static_cast<double>(k_.c);
+    const int64_t sx = geo_.axis_stride[0], so = geo_.axis_stride[out_op_];
+    for (int64_t j = 0; j < cols; ++j) {
+      const ce::RowTarget rt = TargetAt(off, j, w);
+      const double g =
+          grad_op_ >= 0 ? ScalarAt(grad_, At(grad_op_, off[grad_op_], j)) : ScalarAt(grad_, 0);
+      double gz = 0.0;
+      if (z && has_gz_) {
+        gz = gz_op_ >= 0 ? ScalarAt(gz_, At(gz_op_, off[gz_op_], j)) : ScalarAt(gz_, 0);
+      }
+      const double lse = ScalarAt(lse_, At(2, off[2], j));
+      const ce::GradCoef k = ce::GradCoefficients(rt, g, gz, z && rt.t >= 0 ? lse : 0.0,
+                                                  k_.label_smoothing, k_.zloss_scale, cinv, scan);
+      const ce::LseShift sh = ce::SplitLse(lse, compute_);
+      double true_class = 0.0;
+      if (rt.t >= 0 && !k.zero) {
+        const double xt = LoadAsDouble(dtype_, x_.data, At(0, off[0], j) + rt.t * sx);
+        true_class = ce::TrueClassGrad(k, std::exp(xt - lse), rt.w);
+        if (half) true_class = DoubleToFloatRoundToOdd(true_class);
+      }
+      StoreFromDouble(compute_, shift, j, k.zero ? 0.0 : sh.hi);
+      StoreFromDouble(compute_, a, j, k.zero ? 0.0 : k.big_a * sh.scale);
+      StoreFromDouble(compute_, s, j, k.zero ? 0.0 : k.s);
+      StoreFromDouble(compute_, tv, j, k.zero ? -2.0 : static_cast<double>(rt.t));
+      StoreFromDouble(compute_, tc, j, true_class);
+    }
+    kernels_.ce_grad_cols(x_.data + off[0] * esz, out_.data + off[out_op_] * esz,
+                          static_cast<size_t>(k_.c), static_cast<size_t>(cols),
+                          static_cast<size_t>(sx), static_cast<size_t>(so), shift, a, s, w, tv, tc,
+                          stream_);
+  }
+
+  TensorDesc out_, grad_, gz_, lse_;
+  bool has_gz_ = false, stream_ = false;
+  int grad_op_ = -1, gz_op_ = -1, out_op_ = 0;
+  uint64_t per_thread_ = 0;
+  WorkspaceBooking tiles_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> MakeLsePlan(const ce_fwd::Checked& c) {
+  return c.spatial ? LsePlan::Make(c) : ce_fwd::MakePlan(c);
+}
+
+std::unique_ptr<Plan> MakeGradPlan(const ce_grad::Checked& c) {
+  return c.spatial ? GradPlan::Make(c) : ce_grad::MakePlan(c);
+}
+
+}  // namespace ce_spatial
+}  // namespace aclnn_cpu
