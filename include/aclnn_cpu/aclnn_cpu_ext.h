@@ -33,7 +33,12 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLoss(void *workspace, uint64
  * Forward: aclnnCrossEntropyLoss without logProbOut. lseOut (N,) FLOAT or DOUBLE receives every
  * row's log-sum-exp (what the backward needs; DOUBLE keeps all of it, which the gradient of logits
  * of large magnitude needs); lossOut and zlossOut as in aclnnCpuCrossEntropyLoss
- * (the input's dtype or FLOAT). Every other rule is aclnnCrossEntropyLoss's. */
+ * (the input's dtype or FLOAT). Every other rule is aclnnCrossEntropyLoss's.
+ *
+ * K-dimensional inputs (N, C, d1, ..., dK), K >= 1 (segmentation and the like; fewer than 2^24
+ * classes): target, lseOut and, for reduction "none", lossOut and zlossOut are (N, d1, ..., dK),
+ * one value per position; the input is read in place (class stride d1 * ... * dK for a
+ * contiguous one), docs/numerics.md. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossLseGetWorkspaceSize(
     const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional,
     char *reductionOptional, int64_t ignoreIndex, double labelSmoothing,
@@ -66,7 +71,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGrad(void *workspace
  * and the forward's lse (N,) FLOAT or DOUBLE, required (the gradient is that of this lse), in place
  * of lseForZlossOptional (it also serves the z-loss term): out = dloss/dlogits, with every option
  * of aclnnCrossEntropyLossGrad. `out` may be `logits` itself (the same aclTensor or an identical
- * view): the gradient then overwrites the logits, one read and one write per element. */
+ * view): the gradient then overwrites the logits, one read and one write per element.
+ * K-dimensional logits (N, C, d1, ..., dK) as aclnnCpuCrossEntropyLossLse's: target, lse and, for
+ * reduction "none", gradLoss and gradZlossOptional (N, d1, ..., dK); out the logits' shape. */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossGradFromLogitsGetWorkspaceSize(
     const aclTensor *gradLoss, const aclTensor *logits, const aclTensor *target,
     const aclTensor *weightOptional, const aclTensor *gradZlossOptional, const aclTensor *lse,

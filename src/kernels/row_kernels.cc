@@ -251,9 +251,49 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
 // elements at a finite maximum counted apart, later sweeps from cache) and, with `dot`, its
 // weighted sum shifted by the maximum. Sums are f32 over blocks of kColBlockRows rows, blocks
 // added in order in double, as lsm_bwd_cols. The logarithms in f64 lanes.
+// The column tiles sweep their rows in order, a row at a time across the tile's columns, with
+// the per-column accumulators in L1 arrays. The first sweep, from memory, prefetches the same
+// row of the next tile (`cols` elements on: the caller's next tile when tiles are adjacent; a
+// wasted prefetch otherwise, which never faults), a line per vector: each row of a tile is a
+// short stream the hardware prefetchers barely follow. 0 (off) with ACLNN_CPU_PREFETCH_BYTES=0.
+HWY_INLINE size_t NextTileDistance(size_t cols) { return PrefetchBytes() != 0 ? cols : 0; }
+
+// Keeps v where row r is column j's true class t[j].
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V PickRow(D d, V picked, V v, size_t r, V tj) {
+  return hn::IfThenElse(hn::Eq(tj, hn::Set(d, static_cast<hn::TFromD<D>>(r))), v, picked);
+}
+
+// Column j's element of row t[j] (0 where t[j] < 0): the input at the true class, exact in the
+// compute type.
+template <class T>
+void CePickColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* t,
+                 double* xt_out) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  const size_t N = hn::Lanes(d);
+  HWY_ALIGN C xt[kMaxTileCols + hn::MaxLanes(CTag<T>())];
+  for (size_t j = 0; j < cols; j += N) hn::Store(hn::Zero(d), d, xt + j);
+  const size_t next = NextTileDistance(cols);
+  for (size_t r = 0; r < rows; ++r) {
+    ForEachVector(d, cols, [&](size_t j, size_t c) {
+      PrefetchAhead<2>(x + r * sx, j, next);
+      hn::Store(PickRow(d, hn::Load(d, xt + j), LoadPartialF32(d, x + r * sx + j, c, 0.0f), r,
+                        LoadPartialF32(d, t + j, c, -1.0f)),
+                d, xt + j);
+    });
+  }
+  for (size_t j = 0; j < cols; ++j) xt_out[j] = static_cast<double>(xt[j]);
+}
+
+// The maximum (first sweep), sum_exp's two parts for it and the input at the true class
+// (second sweep, from cache), the weighted sum (third, with `dot`); sums f32 over blocks of
+// kColBlockRows rows, blocks added in order in double, as lsm_bwd_cols'. Then the logarithms in
+// f64 lanes.
 template <class T>
 void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* w,
-                  double* m_out, double* l_out, double* dot_out) {
+                  const ComputeT<T>* t, double* m_out, double* l_out, double* xt_out,
+                  double* dot_out) {
   using C = ComputeT<T>;
   const CTag<T> d;
   using V = hn::Vec<CTag<T>>;
@@ -262,10 +302,16 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
   HWY_ALIGN C mx[kMaxTileCols + kPad];
   HWY_ALIGN C acc[kMaxTileCols + kPad];
   HWY_ALIGN C cnt[kMaxTileCols + kPad];
+  HWY_ALIGN C xt[kMaxTileCols + kPad];
   double rest[kMaxTileCols], count[kMaxTileCols];
-  for (size_t j = 0; j < cols; j += N) hn::Store(hn::Set(d, static_cast<C>(-HUGE_VAL)), d, mx + j);
+  const size_t next = NextTileDistance(cols);
+  for (size_t j = 0; j < cols; j += N) {
+    hn::Store(hn::Set(d, static_cast<C>(-HUGE_VAL)), d, mx + j);
+    hn::Store(hn::Zero(d), d, xt + j);
+  }
   for (size_t r = 0; r < rows; ++r) {
     ForEachVector(d, cols, [&](size_t j, size_t c) {
+      PrefetchAhead<2>(x + r * sx, j, next);
       hn::Store(hn::Max(hn::Load(d, mx + j), LoadPartialF32(d, x + r * sx + j, c, -HUGE_VALF)), d,
                 mx + j);
     });
@@ -286,6 +332,8 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
       ForEachVector(d, cols, [&](size_t j, size_t c) {
         const V vm = hn::Load(d, mx + j);
         const V v = LoadPartialF32(d, x + r * sx + j, c, 0.0f);
+        hn::Store(PickRow(d, hn::Load(d, xt + j), v, r, LoadPartialF32(d, t + j, c, -1.0f)), d,
+                  xt + j);
         // x - m <= 0 or NaN where m is finite or +inf; a column of -inf (m = -inf) gives NaN
         // here and is set apart below.
         const auto at_max = hn::And(hn::Eq(v, vm), hn::IsFinite(vm));
@@ -300,6 +348,7 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
       count[j] += static_cast<double>(cnt[j]);
     }
   }
+  for (size_t j = 0; j < cols; ++j) xt_out[j] = static_cast<double>(xt[j]);
   // l = log(k) + log1p(rest / k), LogSumExpShifted's formula in f64 lanes; NaN for a column of
   // -inf (m = -inf, no element counted: as LogSumExpShifted(0, 0)) and wherever rest is NaN.
   const hn::ScalableTag<double> dd;
@@ -359,47 +408,51 @@ void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t
 }
 
 // Non-template entry points, one set per dtype of float_types.inc.
-#define ACLNN_FLOAT_TYPE(S, E, T)                                                                 \
-  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }           \
-  void LsmBwd_##S(const void* g, const void* y, double s, void* out, size_t n, bool st) {         \
-    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st);  \
-  }                                                                                               \
-  double Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }           \
-  double SumExp_##S(const void* x, size_t n, double m, double* k) {                               \
-    return SumExpT(static_cast<const T*>(x), n, m, k);                                            \
-  }                                                                                               \
-  double MaxSumExp_##S(const void* x, size_t n, double* m, double* k) {                           \
-    return MaxSumExpT(static_cast<const T*>(x), n, m, k);                                         \
-  }                                                                                               \
-  void LsmFwd_##S(const void* x, double m, double l, void* out, size_t n, bool st) {              \
-    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                         \
-  }                                                                                               \
-  void CeGrad_##S(const void* lp, void* out, size_t n, double sh, double a, double b,             \
-                  const void* w, bool st) {                                                       \
-    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b,                         \
-            static_cast<const ComputeT<T>*>(w), st);                                              \
-  }                                                                                               \
-  double Dot_##S(const void* x, const void* w, size_t n, double m) {                              \
-    return DotT(static_cast<const T*>(x), static_cast<const ComputeT<T>*>(w), n, m);              \
-  }                                                                                               \
-  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,          \
-                      size_t sg, size_t sy, size_t so, bool st) {                                 \
-    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,   \
-                cols, sg, sy, so, st);                                                            \
-  }                                                                                               \
-  void CeStatsCols_##S(const void* x, size_t rows, size_t cols, size_t sx, const void* w,         \
-                       double* m, double* l, double* dot) {                                       \
-    CeStatsColsT(static_cast<const T*>(x), rows, cols, sx, static_cast<const ComputeT<T>*>(w), m, \
-                 l, dot);                                                                         \
-  }                                                                                               \
-  void CeGradCols_##S(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,   \
-                      const void* sh, const void* a, const void* b, const void* w, const void* t, \
-                      const void* tc, bool st) {                                                  \
-    using CT = ComputeT<T>;                                                                       \
-    CeGradColsT(static_cast<const T*>(x), static_cast<T*>(out), rows, cols, sx, so,               \
-                static_cast<const CT*>(sh), static_cast<const CT*>(a), static_cast<const CT*>(b), \
-                static_cast<const CT*>(w), static_cast<const CT*>(t), static_cast<const CT*>(tc), \
-                st);                                                                              \
+#define ACLNN_FLOAT_TYPE(S, E, T)                                                                  \
+  double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }            \
+  void LsmBwd_##S(const void* g, const void* y, double s, void* out, size_t n, bool st) {          \
+    LsmBwdT(static_cast<const T*>(g), static_cast<const T*>(y), s, static_cast<T*>(out), n, st);   \
+  }                                                                                                \
+  double Max_##S(const void* x, size_t n) { return MaxT(static_cast<const T*>(x), n); }            \
+  double SumExp_##S(const void* x, size_t n, double m, double* k) {                                \
+    return SumExpT(static_cast<const T*>(x), n, m, k);                                             \
+  }                                                                                                \
+  double MaxSumExp_##S(const void* x, size_t n, double* m, double* k) {                            \
+    return MaxSumExpT(static_cast<const T*>(x), n, m, k);                                          \
+  }                                                                                                \
+  void LsmFwd_##S(const void* x, double m, double l, void* out, size_t n, bool st) {               \
+    LsmFwdT(static_cast<const T*>(x), m, l, static_cast<T*>(out), n, st);                          \
+  }                                                                                                \
+  void CeGrad_##S(const void* lp, void* out, size_t n, double sh, double a, double b,              \
+                  const void* w, bool st) {                                                        \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b,                          \
+            static_cast<const ComputeT<T>*>(w), st);                                               \
+  }                                                                                                \
+  double Dot_##S(const void* x, const void* w, size_t n, double m) {                               \
+    return DotT(static_cast<const T*>(x), static_cast<const ComputeT<T>*>(w), n, m);               \
+  }                                                                                                \
+  void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,           \
+                      size_t sg, size_t sy, size_t so, bool st) {                                  \
+    LsmBwdColsT(static_cast<const T*>(g), static_cast<const T*>(y), static_cast<T*>(out), rows,    \
+                cols, sg, sy, so, st);                                                             \
+  }                                                                                                \
+  void CeStatsCols_##S(const void* x, size_t rows, size_t cols, size_t sx, const void* w,          \
+                       const void* t, double* m, double* l, double* xt, double* dot) {             \
+    CeStatsColsT(static_cast<const T*>(x), rows, cols, sx, static_cast<const ComputeT<T>*>(w),     \
+                 static_cast<const ComputeT<T>*>(t), m, l, xt, dot);                               \
+  }                                                                                                \
+  void CePickCols_##S(const void* x, size_t rows, size_t cols, size_t sx, const void* t,           \
+                      double* xt) {                                                                \
+    CePickColsT(static_cast<const T*>(x), rows, cols, sx, static_cast<const ComputeT<T>*>(t), xt); \
+  }                                                                                                \
+  void CeGradCols_##S(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,    \
+                      const void* sh, const void* a, const void* b, const void* w, const void* t,  \
+                      const void* tc, bool st) {                                                   \
+    using CT = ComputeT<T>;                                                                        \
+    CeGradColsT(static_cast<const T*>(x), static_cast<T*>(out), rows, cols, sx, so,                \
+                static_cast<const CT*>(sh), static_cast<const CT*>(a), static_cast<const CT*>(b),  \
+                static_cast<const CT*>(w), static_cast<const CT*>(t), static_cast<const CT*>(tc),  \
+                st);                                                                               \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE

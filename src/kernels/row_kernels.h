@@ -35,13 +35,16 @@
 //                          an operand is at p[r * stride + j]. Column sums are f32 over blocks
 //                          of 256 rows, blocks added in order in double (the error bound of
 //                          sum). `stream` as for lsm_bwd (each row of the tile's output).
-//   ce_stats_cols(x, rows, cols, sx, w, m, l, dot): a cross-entropy tile of `cols` (<=
+//   ce_stats_cols(x, rows, cols, sx, w, t, m, l, xt, dot): a cross-entropy tile of `cols` (<=
 //                          kMaxTileCols) positions with a class per row (element (r, j) at
 //                          x[r * sx + j]): per column j, m[j] = its maximum, l[j] = log(sum of
 //                          exp(x - m[j])) from sum_exp's two parts as LogSumExpShifted takes
 //                          them (in f64 lanes: Highway's Log and Log1p; NaN for a column of -inf),
-//                          and, unless dot is null, dot[j] = sum over r of (x - m[j]) * w[r] (w
-//                          null: 1). Sums as lsm_bwd_cols'. m, l, dot: `cols` doubles each.
+//                          xt[j] = x[t[j], j] (0 where t[j] < 0; t: `cols` row indices in the
+//                          compute type), and, unless dot is null, dot[j] = sum over r of
+//                          (x - m[j]) * w[r] (w null: 1). Sums as lsm_bwd_cols'. m, l, xt, dot:
+//                          `cols` doubles each.
+//   ce_pick_cols(x, rows, cols, sx, t, xt): xt[j] = x[t[j], j] as ce_stats_cols' (one sweep).
 //   ce_grad_cols(x, out, rows, cols, sx, so, shift, a, b, w, t, tc, stream): the same tile's
 //                          out[r, j] = exp(x[r, j] - shift[j]) * a[j] - b[j] * w[r] (w null: 1),
 //                          except out[t[j], j] = tc[j] (the true class, computed by the caller)
@@ -78,7 +81,9 @@ struct RowKernels {
   void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols, size_t sg,
                        size_t sy, size_t so, bool stream) = nullptr;
   void (*ce_stats_cols)(const void* x, size_t rows, size_t cols, size_t sx, const void* w,
-                        double* m, double* l, double* dot) = nullptr;
+                        const void* t, double* m, double* l, double* xt, double* dot) = nullptr;
+  void (*ce_pick_cols)(const void* x, size_t rows, size_t cols, size_t sx, const void* t,
+                       double* xt) = nullptr;
   void (*ce_grad_cols)(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,
                        const void* shift, const void* a, const void* b, const void* w,
                        const void* t, const void* tc, bool stream) = nullptr;
@@ -99,6 +104,7 @@ struct RowKernels {
   X(dot, Dot, extra)                   \
   X(lsm_bwd_cols, LsmBwdCols, extra)   \
   X(ce_stats_cols, CeStatsCols, extra) \
+  X(ce_pick_cols, CePickCols, extra)   \
   X(ce_grad_cols, CeGradCols, extra)
 
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16, BF16 or DOUBLE) on the current target.

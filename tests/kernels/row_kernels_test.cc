@@ -327,6 +327,35 @@ ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
   return ::testing::AssertionSuccess();
 }
 
+// Row indices for a tile's columns: every row in turn, with -1 (none) in every fourth column.
+std::vector<double> PickRows(size_t rows, size_t cols) {
+  std::vector<double> t(cols);
+  for (size_t j = 0; j < cols; ++j) {
+    t[j] = j % 4 == 3 || rows == 0 ? -1.0 : static_cast<double>((j * 7) % rows);
+  }
+  return t;
+}
+
+// The input at row t[j] of each column, exactly; 0 where t[j] = -1.
+::testing::AssertionResult Check_ce_pick_cols(const Case& c) {
+  for (size_t cols : {size_t{1}, size_t{17}, size_t{40}}) {
+    const size_t stride = cols + 3, total = c.n * stride;
+    Buf x(c.dt, total, c.misalign), t(c.compute(), cols, 0);
+    const std::vector<double> v = x.Set(c.Uniform(total, -12.0, 3.0));
+    const std::vector<double> tv = t.Set(PickRows(c.n, cols));
+    std::vector<double> xt(cols, 99.0);
+    c.k.ce_pick_cols(x.p(), c.n, cols, stride, t.p(), xt.data());
+    for (size_t j = 0; j < cols; ++j) {
+      const double want = tv[j] >= 0 ? v[static_cast<size_t>(tv[j]) * stride + j] : 0.0;
+      if (xt[j] != want) {
+        return ::testing::AssertionFailure()
+               << "column " << j << " of " << cols << ": " << xt[j] << ", want " << want;
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // A cross-entropy tile: c.n classes (rows) of a few positions (columns; strides with a gap),
 // two elements of each column at its maximum, and a column of -inf (l NaN, as
 // LogSumExpShifted(0, 0)).
@@ -341,16 +370,23 @@ ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
     }
     v = x.Set(v);
     const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
+    Buf t(c.compute(), cols, 0);
+    const std::vector<double> tv = t.Set(PickRows(c.n, cols));
     for (bool weighted : {false, true}) {
-      std::vector<double> m(cols), l(cols), dot(cols);
-      c.k.ce_stats_cols(x.p(), c.n, cols, stride, weighted ? w.p() : nullptr, m.data(), l.data(),
-                        dot.data());
+      std::vector<double> m(cols), l(cols), xt(cols), dot(cols);
+      c.k.ce_stats_cols(x.p(), c.n, cols, stride, weighted ? w.p() : nullptr, t.p(), m.data(),
+                        l.data(), xt.data(), dot.data());
       for (size_t j = 0; j < cols; ++j) {
         std::vector<double> col(c.n);
         for (size_t r = 0; r < c.n; ++r) col[r] = v[r * stride + j];
         double want_m = -HUGE_VAL;
         for (double e : col) want_m = std::max(want_m, e);
         const char* what = weighted ? " (weighted" : " (no weight";
+        const double want_xt = tv[j] >= 0 ? col[static_cast<size_t>(tv[j])] : 0.0;
+        if (xt[j] != want_xt) {
+          return ::testing::AssertionFailure()
+                 << "xt " << xt[j] << ", want " << want_xt << what << ", column " << j << ")";
+        }
         if (m[j] != want_m) {
           return ::testing::AssertionFailure()
                  << "max " << m[j] << ", want " << want_m << what << ", column " << j << ")";

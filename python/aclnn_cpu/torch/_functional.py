@@ -30,7 +30,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
                   size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0, *,
                   z_loss_scale: float = 0.0, return_z_loss: bool = False,
-                  fp32_loss: bool = False, lean: bool = False, inplace_backward: bool = False,
+                  fp32_loss: bool = False, lean: Optional[bool] = None,
+                  inplace_backward: bool = False,
                   grad_in_forward: bool = False):
     """``torch.nn.functional.cross_entropy`` through ``aclnnCrossEntropyLoss`` and, for the
     gradient, ``aclnnCrossEntropyLossGrad``, for (N, C) or (C,) logits and class-index targets
@@ -44,8 +45,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     keeps the input's dtype.
 
     ``lean=True`` (aclnn-cpu's extensions, docs/large_vocab.md): the forward computes the loss
-    and each row's float32 log-sum-exp only, saves just that (N floats) for the backward, which
-    computes the gradient from the logits: no (N, C) tensor but the gradient.
+    and each row's log-sum-exp only, saves just that (N values) for the backward, which
+    computes the gradient from the logits: no (N, C) tensor but the gradient. ``lean=None``
+    (the default): lean for float64 (which CANN's operators do not take anyway; a third less
+    memory traffic, measured 1.5x faster) and K-dimensional inputs, the CANN operators
+    otherwise.
     ``inplace_backward=True`` (with ``lean``) writes the gradient over the logits' own memory:
     for logits that are an intermediate nothing reads after the loss (a language-model head's
     output), never for a leaf or a tensor used elsewhere.
@@ -77,6 +81,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     _check_cpu("cross_entropy", input, target, weight)
     if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
         weight = weight.float()  # PyTorch wants the input's dtype, CANN float32: exact either way
+    if lean is None:
+        lean = input.dtype == torch.float64
     if input.dim() > 2:
         return _k_dimensional(input, target, weight, reduction, ignore_index,
                               float(label_smoothing), z_loss_scale, return_z_loss, fp32_loss,

@@ -24,12 +24,60 @@ void ScatterF32(aclDataType round_to, aclDataType out_t, const float* src, char*
   }
 }
 
+// One switch per call, typed loops inside (the per-position columns of the K-dimensional
+// plans call these for every tile).
 void GatherF64(aclDataType t, const char* base, int64_t stride, int64_t n, double* dst) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = LoadAsDouble(t, base, i * stride);
+  switch (t) {
+    case ACL_FLOAT: {
+      const float* p = reinterpret_cast<const float*>(base);
+      for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
+      return;
+    }
+    case ACL_DOUBLE: {
+      const double* p = reinterpret_cast<const double*>(base);
+      for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
+      return;
+    }
+    case ACL_FLOAT16: {
+      const uint16_t* p = reinterpret_cast<const uint16_t*>(base);
+      for (int64_t i = 0; i < n; ++i) dst[i] = Fp16ToFloat(p[i * stride]);
+      return;
+    }
+    case ACL_BF16: {
+      const uint16_t* p = reinterpret_cast<const uint16_t*>(base);
+      for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToFloat(p[i * stride]);
+      return;
+    }
+    default:
+      for (int64_t i = 0; i < n; ++i) dst[i] = LoadAsDouble(t, base, i * stride);
+  }
 }
 
 void ScatterF64(aclDataType out_t, const double* src, char* base, int64_t stride, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) StoreFromDouble(out_t, base, i * stride, src[i]);
+  switch (out_t) {
+    case ACL_FLOAT: {
+      float* p = reinterpret_cast<float*>(base);
+      for (int64_t i = 0; i < n; ++i) p[i * stride] = static_cast<float>(src[i]);
+      return;
+    }
+    case ACL_DOUBLE: {
+      double* p = reinterpret_cast<double*>(base);
+      for (int64_t i = 0; i < n; ++i) p[i * stride] = src[i];
+      return;
+    }
+    default:  // 16-bit: StoreFromDouble's rounding (through f32 rounded to odd)
+      for (int64_t i = 0; i < n; ++i) StoreFromDouble(out_t, base, i * stride, src[i]);
+  }
+}
+
+void GatherIndices(aclDataType t, const char* base, int64_t stride, int64_t n, int64_t* dst) {
+  if (t == ACL_INT32) {
+    const int32_t* p = reinterpret_cast<const int32_t*>(base);
+    for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
+    return;
+  }
+  const int64_t* p = reinterpret_cast<const int64_t*>(base);
+  for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
 }
 
 void GatherRow(aclDataType compute, aclDataType t, const char* base, int64_t stride, int64_t n,

@@ -22,6 +22,8 @@ void ScatterF32(aclDataType round_to, aclDataType out_t, const float* src, char*
 // every floating dtype); element i of the strided output (dtype out_t) = src[i] rounded once.
 void GatherF64(aclDataType t, const char* base, int64_t stride, int64_t n, double* dst);
 void ScatterF64(aclDataType out_t, const double* src, char* base, int64_t stride, int64_t n);
+// dst[i] = the class index x[i * stride] of dtype t (INT64 or INT32).
+void GatherIndices(aclDataType t, const char* base, int64_t stride, int64_t n, int64_t* dst);
 
 // A row gathered into the compute type of the kernels (ComputeDtype: FLOAT or DOUBLE), and
 // scattered back; for FLOAT, GatherF32/ScatterF32 with round_to the input dtype.

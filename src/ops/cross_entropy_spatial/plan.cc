@@ -8,6 +8,7 @@
 #include "kernels/row_kernels.h"
 #include "ops/common/cross_entropy.h"
 #include "ops/common/slices.h"
+#include "ops/common/strided.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
 #include "tensor/geometry.h"
@@ -107,8 +108,11 @@ class SpatialPlan : public Plan {
         Tile(it, &slice, &cols);
         geo_.SliceOffsets(slice, off);
         ItemScan s;
+        int64_t cls[kMaxTileCols];
+        GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
+                      ColumnStride(target_op_), cols, cls);
         for (int64_t j = 0; j < cols; ++j) {
-          const int64_t t = LoadAsInt64(tg.dtype, tg.data, At(target_op_, off[target_op_], j));
+          const int64_t t = cls[j];
           if (ce::IsIgnoredTarget(k_.soc.family, t, k_.ignore_index)) continue;
           if (t < 0 || t >= k_.c) {
             if (s.bad < 0) {
@@ -138,13 +142,34 @@ class SpatialPlan : public Plan {
     return OkStatus();
   }
 
-  // Row i's target at the position of operand offsets `off` + column j: its class (or -1) and
-  // weight.
-  ce::RowTarget TargetAt(const int64_t* off, int64_t j, const void* w) const {
+  // Operand k's element stride from one column of a tile to the next.
+  int64_t ColumnStride(int k) const { return last_ >= 0 ? geo_.strides[k][last_] : 0; }
+
+  // The tile's targets (operand offsets `off`, `cols` columns): cls[j] = the class or -1 for an
+  // ignored position (the scan has checked every one), wt[j] its weight (0 if ignored), and
+  // t[j] = cls[j] in the compute type (the kernels' row index).
+  void TileTargets(const int64_t* off, int64_t cols, const void* w, int64_t* cls, double* wt,
+                   void* t) const {
     const TensorDesc& tg = k_.target;
-    const int64_t t = LoadAsInt64(tg.dtype, tg.data, At(target_op_, off[target_op_], j));
-    if (ce::IsIgnoredTarget(k_.soc.family, t, k_.ignore_index)) return ce::RowTarget{-1, 0.0};
-    return ce::RowTarget{t, ce::WeightAt(w, compute_, t)};
+    GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
+                  ColumnStride(target_op_), cols, cls);
+    for (int64_t j = 0; j < cols; ++j) {
+      if (ce::IsIgnoredTarget(k_.soc.family, cls[j], k_.ignore_index)) cls[j] = -1;
+      wt[j] = cls[j] >= 0 ? ce::WeightAt(w, compute_, cls[j]) : 0.0;
+    }
+    if (compute_ == ACL_DOUBLE) {
+      for (int64_t j = 0; j < cols; ++j) static_cast<double*>(t)[j] = static_cast<double>(cls[j]);
+    } else {
+      for (int64_t j = 0; j < cols; ++j) static_cast<float*>(t)[j] = static_cast<float>(cls[j]);
+    }
+  }
+  // Column values of operand k (a per-position tensor `d`) into doubles, and back.
+  void LoadColumn(int k, const TensorDesc& d, const int64_t* off, int64_t cols, double* v) const {
+    GatherF64(d.dtype, d.data + off[k] * DtypeSize(d.dtype), ColumnStride(k), cols, v);
+  }
+  void StoreColumn(int k, const TensorDesc& d, const int64_t* off, int64_t cols,
+                   const double* v) const {
+    ScatterF64(d.dtype, v, d.data + off[k] * DtypeSize(d.dtype), ColumnStride(k), cols);
   }
 
   std::string Common(const char* what) const {
@@ -184,8 +209,8 @@ class LsePlan final : public SpatialPlan {
         lse_(c.lse),
         return_zloss_(c.return_zloss) {
     terms_ = booker_.Book<ce::LossTerms>(static_cast<uint64_t>(items_));
-    stats_ =
-        booker_.Book<double>(static_cast<uint64_t>(threads_) * 3 * static_cast<uint64_t>(tile_));
+    stats_ = booker_.Book<double>(static_cast<uint64_t>(threads_) * kColumns *
+                                  static_cast<uint64_t>(tile_));
   }
 
   static std::unique_ptr<Plan> Make(const ce_fwd::Checked& c) {
@@ -210,7 +235,7 @@ class LsePlan final : public SpatialPlan {
     auto* terms = Grant<ce::LossTerms>(workspace, terms_);
     double* stats = Grant<double>(workspace, stats_);
     ParallelFor(items_, threads, MinItemsPerThread(), [&](int tid, int64_t b, int64_t e) {
-      double* m = stats + static_cast<int64_t>(tid) * 3 * tile_;
+      double* m = stats + static_cast<int64_t>(tid) * kColumns * tile_;
       for (int64_t it = b; it < e; ++it) terms[it] = RunTile(it, w, scan.w_sum, m);
     });
     if (k_.reduction == ce::Reduction::kNone) return OkStatus();
@@ -230,45 +255,47 @@ class LsePlan final : public SpatialPlan {
   }
 
  private:
-  // One tile's statistics, then each position's lse and loss terms (written for "none"); returns
-  // the tile's sums of the terms in position order.
+  // Per-thread columns of a tile (doubles): m, l, xt, dot, lse, loss, z-loss, weights, the
+  // classes (int64) and the kernels' row indices (compute type; 8 bytes each at most).
+  static constexpr int64_t kColumns = 10;
+
+  // One tile's statistics (and the input at each true class), then each position's lse and
+  // loss terms (written for "none"); returns the tile's sums of the terms in position order.
   ce::LossTerms RunTile(int64_t it, const void* w, double w_sum, double* m) const {
     int64_t slice, cols;
     Tile(it, &slice, &cols);
     int64_t off[kMaxOperands];
     geo_.SliceOffsets(slice, off);
-    double *l = m + tile_, *dot = l + tile_;
-
+    double *l = m + tile_, *xt = l + tile_, *dot = xt + tile_, *lse = dot + tile_;
+    double *loss = lse + tile_, *zl = loss + tile_, *wt = zl + tile_;
+    int64_t* cls = reinterpret_cast<int64_t*>(wt + tile_);
+    void* t = cls + tile_;
+    TileTargets(off, cols, w, cls, wt, t);
     const bool smoothing = k_.label_smoothing != 0.0;
     const int64_t esz = DtypeSize(dtype_);
     kernels_.ce_stats_cols(x_.data + off[0] * esz, static_cast<size_t>(k_.c),
                            static_cast<size_t>(cols), static_cast<size_t>(geo_.axis_stride[0]), w,
-                           m, l, smoothing ? dot : nullptr);
-    const bool none = k_.reduction == ce::Reduction::kNone;
+                           t, m, l, xt, smoothing ? dot : nullptr);
     ce::LossTerms sum;
     for (int64_t j = 0; j < cols; ++j) {
-      const ce::RowTarget rt = TargetAt(off, j, w);
-      const double log_s = l[j];
-      const double lse = m[j] + log_s;
-      StoreFromDouble(lse_.dtype, lse_.data, At(2, off[2], j), lse);
-      ce::LossTerms t;
-      if (rt.t >= 0) {
-        const double xt =
-            LoadAsDouble(dtype_, x_.data, At(0, off[0], j) + rt.t * geo_.axis_stride[0]);
-        t.nll = -rt.w * (xt - lse);
+      lse[j] = m[j] + l[j];
+      ce::LossTerms k;
+      if (cls[j] >= 0) {
+        k.nll = -wt[j] * (xt[j] - lse[j]);
         // As ce_fwd: sum_c w_c (x_c - lse) = dot - log_s * W, only with smoothing.
-        t.smooth = smoothing ? -(dot[j] - log_s * w_sum) : 0.0;
-        t.zl = k_.zloss_scale * lse * lse;
+        k.smooth = smoothing ? -(dot[j] - l[j] * w_sum) : 0.0;
+        k.zl = k_.zloss_scale * lse[j] * lse[j];
       }
-      if (none) {
-        StoreFromDouble(loss_.dtype, loss_.data, At(3, off[3], j),
-                        ce::CombineLoss(t, k_.label_smoothing, k_.c));
-        if (return_zloss_) StoreFromDouble(zloss_.dtype, zloss_.data, At(4, off[4], j), t.zl);
-        continue;
-      }
-      sum.nll += t.nll;
-      sum.smooth += t.smooth;
-      sum.zl += t.zl;
+      loss[j] = ce::CombineLoss(k, k_.label_smoothing, k_.c);
+      zl[j] = k.zl;
+      sum.nll += k.nll;
+      sum.smooth += k.smooth;
+      sum.zl += k.zl;
+    }
+    StoreColumn(2, lse_, off, cols, lse);
+    if (k_.reduction == ce::Reduction::kNone) {
+      StoreColumn(3, loss_, off, cols, loss);
+      if (return_zloss_) StoreColumn(4, zloss_, off, cols, zl);
     }
     return sum;
   }
@@ -296,7 +323,9 @@ class GradPlan final : public SpatialPlan {
         gz_op_(gz_op),
         out_op_(nops - 1) {
     const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
-    const uint64_t per_thread = static_cast<uint64_t>(tile_) * 5 * cs;
+    // shift, a, b, t, tc, the picked row indices (compute type); cls (int64); xt, lse, g, gz,
+    // wt, ka, ks, big_a (doubles).
+    const uint64_t per_thread = static_cast<uint64_t>(tile_) * (6 * cs + 8 + 8 * 8);
     tiles_ = booker_.Book<unsigned char>(static_cast<uint64_t>(threads_) * per_thread);
     per_thread_ = per_thread;
     stream_ = columns_ && static_cast<uint64_t>(geo_.num_slices * k_.c * DtypeSize(dtype_)) >=
@@ -348,10 +377,62 @@ class GradPlan final : public SpatialPlan {
   }
 
  private:
+  // Per column, ce::GradCoefficients' formula and ce::SplitLse (the same operations in the same
+  // order, so the bits of the 2-d gradient) in a loop without calls or branches, which the
+  // compiler vectorizes (a call per position cost more than the tile's kernels); then, per
+  // position with a true class, tc = p A - s w_t - a with p = exp(xt - lse) in double, rounded
+  // once to the output (a 16-bit output through f32 rounded to odd, as StoreFromDouble does).
+  // An ignored position with finite coefficients gets t = -2, tc = 0 (exactly 0 whatever the
+  // logits) and zero coefficients. ka, ks, big_a: scratch of `cols` doubles.
+  template <class C>
+  void Coefficients(int64_t cols, const int64_t* cls, const double* wt, const double* g,
+                    const double* gz, const double* lse, const double* xt,
+                    const ce::TargetScan& scan, double* ka, double* ks, double* big_a, C* shift,
+                    C* a, C* s, C* tv, C* tc) const {
+    const double ls = k_.label_smoothing, zs = k_.zloss_scale;
+    const double cinv = 1.0 / static_cast<double>(k_.c);
+    const bool z = zs != 0.0, f64 = compute_ == ACL_DOUBLE;
+    for (int64_t j = 0; j < cols; ++j) {
+      const bool m = cls[j] >= 0;
+      const double mk = m ? 1.0 : 0.0;
+      ka[j] = g[j] * (1.0 - ls) / scan.d * wt[j];
+      ks[j] = g[j] / scan.d * (ls * cinv) * mk;
+      const double l = z && m ? lse[j] : 0.0;
+      const double zc = z ? 2.0 * zs * l * mk * (g[j] + gz[j]) / scan.m : 0.0;
+      big_a[j] = ka[j] + ks[j] * scan.w_sum + zc;
+      // finite(v) as v - v == 0 (false for inf and NaN), without a call.
+      const bool zero = !m && ka[j] - ka[j] == 0.0 && ks[j] - ks[j] == 0.0 && zc - zc == 0.0;
+      // ce::SplitLse's hi (all of the lse for f64 kernels) and its scale e^(hi - lse) by the
+      // Taylor polynomial, which the loop below replaces where SplitLse takes exp or 1.
+      const double hi = f64 ? lse[j] : static_cast<double>(static_cast<float>(lse[j]));
+      const double d = hi - lse[j];
+      const double scale = 1.0 + d * (1.0 + d * (0.5 + d * (1.0 / 6.0)));
+      shift[j] = static_cast<C>(zero ? 0.0 : hi);
+      a[j] = static_cast<C>(zero ? 0.0 : big_a[j] * scale);
+      s[j] = static_cast<C>(zero ? 0.0 : ks[j]);
+      tv[j] = static_cast<C>(zero ? -2.0 : static_cast<double>(cls[j]));
+      tc[j] = C{0};
+    }
+    const bool half = dtype_ == ACL_FLOAT16 || dtype_ == ACL_BF16;
+    for (int64_t j = 0; j < cols; ++j) {
+      if (tv[j] == C{-2}) continue;
+      const double d = static_cast<double>(shift[j]) - lse[j];
+      if (!f64 && !(std::fabs(d) < 0x1p-20)) {
+        a[j] = static_cast<C>(big_a[j] * ce::SplitLse(lse[j], compute_).scale);
+      }
+      if (cls[j] < 0) continue;
+      double v = ce::TrueClassGrad(ce::GradCoef{ka[j], ks[j], big_a[j], false},
+                                   std::exp(xt[j] - lse[j]), wt[j]);
+      if (half) v = DoubleToFloatRoundToOdd(v);
+      tc[j] = static_cast<C>(v);
+    }
+  }
+
   // The tile's per-column coefficients (shift, a, b: ce_grad_cols'), its true classes t and
-  // their values tc (recomputed in double: p is close to 1 there, where f32 cancellation would
-  // lose the most; read before the tile is written, as out may be the logits), and the ignored
-  // positions (t = -2, tc = 0: exactly 0 whatever the logits); then the kernel.
+  // their values tc (recomputed in double from the input at the true class, which ce_pick_cols
+  // reads, before the tile is written: out may be the logits; p is close to 1 there, where f32
+  // cancellation would lose the most), and the ignored positions (t = -2, tc = 0: exactly 0
+  // whatever the logits); then the kernel.
   void RunTile(int64_t it, const void* w, const ce::TargetScan& scan, unsigned char* mem) const {
     int64_t slice, cols;
     Tile(it, &slice, &cols);
@@ -363,35 +444,35 @@ class GradPlan final : public SpatialPlan {
     void* s = mem + 2 * tile_ * cs;
     void* tv = mem + 3 * tile_ * cs;
     void* tc = mem + 4 * tile_ * cs;
-    const bool z = k_.zloss_scale != 0.0;
-    // tc is rounded once to the output: a 16-bit output through f32 rounded to odd (as
-    // StoreFromDouble does), FLOAT and DOUBLE directly.
-    const bool half = dtype_ == ACL_FLOAT16 || dtype_ == ACL_BF16;
-    const double cinv = 1.0 / static_cast<double>(k_.c);
+    void* picked = mem + 5 * tile_ * cs;
+    int64_t* cls = reinterpret_cast<int64_t*>(mem + 6 * tile_ * cs);
+    double* xt = reinterpret_cast<double*>(cls + tile_);
+    double *lse = xt + tile_, *g = lse + tile_, *gz = g + tile_, *wt = gz + tile_;
+    TileTargets(off, cols, w, cls, wt, picked);
     const int64_t sx = geo_.axis_stride[0], so = geo_.axis_stride[out_op_];
-    for (int64_t j = 0; j < cols; ++j) {
-      const ce::RowTarget rt = TargetAt(off, j, w);
-      const double g =
-          grad_op_ >= 0 ? ScalarAt(grad_, At(grad_op_, off[grad_op_], j)) : ScalarAt(grad_, 0);
-      double gz = 0.0;
-      if (z && has_gz_) {
-        gz = gz_op_ >= 0 ? ScalarAt(gz_, At(gz_op_, off[gz_op_], j)) : ScalarAt(gz_, 0);
-      }
-      const double lse = ScalarAt(lse_, At(2, off[2], j));
-      const ce::GradCoef k = ce::GradCoefficients(rt, g, gz, z && rt.t >= 0 ? lse : 0.0,
-                                                  k_.label_smoothing, k_.zloss_scale, cinv, scan);
-      const ce::LseShift sh = ce::SplitLse(lse, compute_);
-      double true_class = 0.0;
-      if (rt.t >= 0 && !k.zero) {
-        const double xt = LoadAsDouble(dtype_, x_.data, At(0, off[0], j) + rt.t * sx);
-        true_class = ce::TrueClassGrad(k, std::exp(xt - lse), rt.w);
-        if (half) true_class = DoubleToFloatRoundToOdd(true_class);
-      }
-      StoreFromDouble(compute_, shift, j, k.zero ? 0.0 : sh.hi);
-      StoreFromDouble(compute_, a, j, k.zero ? 0.0 : k.big_a * sh.scale);
-      StoreFromDouble(compute_, s, j, k.zero ? 0.0 : k.s);
-      StoreFromDouble(compute_, tv, j, k.zero ? -2.0 : static_cast<double>(rt.t));
-      StoreFromDouble(compute_, tc, j, true_class);
+    kernels_.ce_pick_cols(x_.data + off[0] * esz, static_cast<size_t>(k_.c),
+                          static_cast<size_t>(cols), static_cast<size_t>(sx), picked, xt);
+    LoadColumn(2, lse_, off, cols, lse);
+    const bool z = k_.zloss_scale != 0.0;
+    if (grad_op_ >= 0) {
+      LoadColumn(grad_op_, grad_, off, cols, g);
+    } else {
+      std::fill(g, g + cols, ScalarAt(grad_, 0));
+    }
+    if (z && has_gz_ && gz_op_ >= 0) {
+      LoadColumn(gz_op_, gz_, off, cols, gz);
+    } else {
+      std::fill(gz, gz + cols, z && has_gz_ ? ScalarAt(gz_, 0) : 0.0);
+    }
+    double *ka = wt + tile_, *ks = ka + tile_, *big_a = ks + tile_;
+    if (compute_ == ACL_DOUBLE) {
+      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, ka, ks, big_a, static_cast<double*>(shift),
+                   static_cast<double*>(a), static_cast<double*>(s), static_cast<double*>(tv),
+                   static_cast<double*>(tc));
+    } else {
+      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, ka, ks, big_a, static_cast<float*>(shift),
+                   static_cast<float*>(a), static_cast<float*>(s), static_cast<float*>(tv),
+                   static_cast<float*>(tc));
     }
     kernels_.ce_grad_cols(x_.data + off[0] * esz, out_.data + off[out_op_] * esz,
                           static_cast<size_t>(k_.c), static_cast<size_t>(cols),
