@@ -32,6 +32,22 @@ void* Buffer(size_t bytes, uint8_t fill) {
   return p;
 }
 
+// A column tile for the *_cols kernels: 21 classes of 1520 positions, their classes (j % 21) and
+// per-column constants.
+constexpr size_t kTileRows = 21, kTileCols = 1520;
+const float* TileTargets() {
+  static const std::vector<float> t = [] {
+    std::vector<float> v(kTileCols);
+    for (size_t j = 0; j < kTileCols; ++j) v[j] = static_cast<float>(j % kTileRows);
+    return v;
+  }();
+  return t.data();
+}
+const float* TileConstants() {
+  static const std::vector<float> c(kTileCols, 0.01f);
+  return c.data();
+}
+
 // Per-row work of one kernel: (kernels, g, y, out, weights, row) -> nothing.
 using RowWork = std::function<void(const aclnn_cpu::RowKernels&, const char*, const char*, char*,
                                    const float*, size_t, size_t)>;
@@ -66,6 +82,30 @@ const std::vector<KernelCase>& Cases() {
       {"ce_grad_weighted",
        [](const aclnn_cpu::RowKernels& k, const char*, const char* y, char* o, const float* w,
           size_t n, size_t stream) { k.ce_grad(y, o, n, 0.0f, 1e-4f, 1e-5f, w, stream != 0); }},
+      // The column tiles of the K-dimensional cross-entropy: a "row" is a tile of 21 classes of
+      // 1520 positions (31920 elements, a class per row of the tile, contiguous here).
+      {"ce_stats_cols",
+       [](const aclnn_cpu::RowKernels& k, const char*, const char* y, char*, const float*, size_t,
+          size_t) {
+         double m[kTileCols], l[kTileCols], xt[kTileCols];
+         k.ce_stats_cols(y, kTileRows, kTileCols, kTileCols, nullptr, TileTargets(), m, l, xt,
+                         nullptr);
+         benchmark::DoNotOptimize(l[0]);
+       }},
+      {"ce_pick_cols",
+       [](const aclnn_cpu::RowKernels& k, const char*, const char* y, char*, const float*, size_t,
+          size_t) {
+         double xt[kTileCols];
+         k.ce_pick_cols(y, kTileRows, kTileCols, kTileCols, TileTargets(), nullptr, xt);
+         benchmark::DoNotOptimize(xt[0]);
+       }},
+      {"ce_grad_cols",
+       [](const aclnn_cpu::RowKernels& k, const char*, const char* y, char* o, const float*, size_t,
+          size_t stream) {
+         const float* c = TileConstants();
+         k.ce_grad_cols(y, o, kTileRows, kTileCols, kTileCols, kTileCols, c, c, c, nullptr,
+                        TileTargets(), c, stream != 0);
+       }},
   };
   return cases;
 }

@@ -86,18 +86,6 @@ double LoadAsDouble(aclDataType t, const void* p, int64_t i) {
   }
 }
 
-float DoubleToFloatRoundToOdd(double v) {
-  float f = static_cast<float>(v);  // nearest, ties to even
-  if (static_cast<double>(f) == v || std::isnan(v) || std::isinf(f)) return f;
-  uint32_t u = FloatToBits(f);
-  if ((u & 1u) == 0) {
-    // f is even: step to the odd neighbour on v's side (|f| grows with u within a sign).
-    const bool away = std::fabs(static_cast<double>(f)) < std::fabs(v);
-    u = away ? u + 1 : u - 1;
-  }
-  return BitsToFloat(u);
-}
-
 void StoreFromDouble(aclDataType t, void* p, int64_t i, double v) {
   switch (t) {
     case ACL_FLOAT:

@@ -2,6 +2,7 @@
 #ifndef ACLNN_CPU_CORE_DTYPE_H_
 #define ACLNN_CPU_CORE_DTYPE_H_
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -99,7 +100,17 @@ uint16_t FloatToFp16(float f);
 // double -> float rounding to odd: inexact results get an odd last bit. Rounding that float to
 // a format at least two bits narrower (FLOAT16, BF16) then equals rounding the double directly
 // (no double-rounding error).
-float DoubleToFloatRoundToOdd(double v);
+inline float DoubleToFloatRoundToOdd(double v) {
+  float f = static_cast<float>(v);  // nearest, ties to even
+  if (static_cast<double>(f) == v || std::isnan(v) || std::isinf(f)) return f;
+  uint32_t u = FloatToBits(f);
+  if ((u & 1u) == 0) {
+    // f is even: step to the odd neighbour on v's side (|f| grows with u within a sign).
+    const bool away = std::fabs(static_cast<double>(f)) < std::fabs(v);
+    u = away ? u + 1 : u - 1;
+  }
+  return BitsToFloat(u);
+}
 
 // Reads element `i` (in elements from p) of a floating tensor as double.
 double LoadAsDouble(aclDataType t, const void* p, int64_t i);

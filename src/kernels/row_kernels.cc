@@ -268,7 +268,7 @@ HWY_INLINE V PickRow(D d, V picked, V v, size_t r, V tj) {
 // compute type.
 template <class T>
 void CePickColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* t,
-                 double* xt_out) {
+                 const double* lse, double* xt_out) {
   using C = ComputeT<T>;
   const CTag<T> d;
   const size_t N = hn::Lanes(d);
@@ -284,6 +284,14 @@ void CePickColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT
     });
   }
   for (size_t j = 0; j < cols; ++j) xt_out[j] = static_cast<double>(xt[j]);
+  if (lse == nullptr) return;
+  // p = exp(xt - lse) in f64 lanes (ExpF's IEEE edges).
+  const hn::ScalableTag<double> dd;
+  ForEachVector(dd, cols, [&](size_t j, size_t c) {
+    const auto v =
+        hn::Sub(LoadPartialF32(dd, xt_out + j, c, 0.0f), LoadPartialF32(dd, lse + j, c, 0.0f));
+    StorePartialF32(dd, ExpF(dd, v), xt_out + j, c);
+  });
 }
 
 // The maximum (first sweep), sum_exp's two parts for it and the input at the true class
@@ -442,8 +450,9 @@ void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t
                  static_cast<const ComputeT<T>*>(t), m, l, xt, dot);                               \
   }                                                                                                \
   void CePickCols_##S(const void* x, size_t rows, size_t cols, size_t sx, const void* t,           \
-                      double* xt) {                                                                \
-    CePickColsT(static_cast<const T*>(x), rows, cols, sx, static_cast<const ComputeT<T>*>(t), xt); \
+                      const double* lse, double* xt) {                                             \
+    CePickColsT(static_cast<const T*>(x), rows, cols, sx, static_cast<const ComputeT<T>*>(t), lse, \
+                xt);                                                                               \
   }                                                                                                \
   void CeGradCols_##S(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,    \
                       const void* sh, const void* a, const void* b, const void* w, const void* t,  \

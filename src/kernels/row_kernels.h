@@ -44,7 +44,9 @@
 //                          compute type), and, unless dot is null, dot[j] = sum over r of
 //                          (x - m[j]) * w[r] (w null: 1). Sums as lsm_bwd_cols'. m, l, xt, dot:
 //                          `cols` doubles each.
-//   ce_pick_cols(x, rows, cols, sx, t, xt): xt[j] = x[t[j], j] as ce_stats_cols' (one sweep).
+//   ce_pick_cols(x, rows, cols, sx, t, lse, xt): xt[j] = x[t[j], j] as ce_stats_cols' (one
+//                          sweep), or with lse (`cols` doubles) exp(x[t[j], j] - lse[j]) in f64
+//                          lanes (Highway's Exp with IEEE edges, 1 ulp).
 //   ce_grad_cols(x, out, rows, cols, sx, so, shift, a, b, w, t, tc, stream): the same tile's
 //                          out[r, j] = exp(x[r, j] - shift[j]) * a[j] - b[j] * w[r] (w null: 1),
 //                          except out[t[j], j] = tc[j] (the true class, computed by the caller)
@@ -83,7 +85,7 @@ struct RowKernels {
   void (*ce_stats_cols)(const void* x, size_t rows, size_t cols, size_t sx, const void* w,
                         const void* t, double* m, double* l, double* xt, double* dot) = nullptr;
   void (*ce_pick_cols)(const void* x, size_t rows, size_t cols, size_t sx, const void* t,
-                       double* xt) = nullptr;
+                       const double* lse, double* xt) = nullptr;
   void (*ce_grad_cols)(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,
                        const void* shift, const void* a, const void* b, const void* w,
                        const void* t, const void* tc, bool stream) = nullptr;

@@ -343,13 +343,21 @@ std::vector<double> PickRows(size_t rows, size_t cols) {
     Buf x(c.dt, total, c.misalign), t(c.compute(), cols, 0);
     const std::vector<double> v = x.Set(c.Uniform(total, -12.0, 3.0));
     const std::vector<double> tv = t.Set(PickRows(c.n, cols));
-    std::vector<double> xt(cols, 99.0);
-    c.k.ce_pick_cols(x.p(), c.n, cols, stride, t.p(), xt.data());
+    std::vector<double> xt(cols, 99.0), p(cols, 99.0), lse(cols);
+    for (size_t j = 0; j < cols; ++j) lse[j] = 3.0 + 0.25 * static_cast<double>(j % 7);
+    c.k.ce_pick_cols(x.p(), c.n, cols, stride, t.p(), nullptr, xt.data());
+    c.k.ce_pick_cols(x.p(), c.n, cols, stride, t.p(), lse.data(), p.data());
     for (size_t j = 0; j < cols; ++j) {
       const double want = tv[j] >= 0 ? v[static_cast<size_t>(tv[j]) * stride + j] : 0.0;
       if (xt[j] != want) {
         return ::testing::AssertionFailure()
                << "column " << j << " of " << cols << ": " << xt[j] << ", want " << want;
+      }
+      // exp(want - lse) in double lanes: within 2 ulp of double (Highway's Exp: 1 ulp).
+      const double e = std::exp(want - lse[j]);
+      if (!(std::fabs(p[j] - e) <= 4 * 0x1p-53 * e)) {
+        return ::testing::AssertionFailure()
+               << "p of column " << j << " of " << cols << ": " << p[j] << ", want " << e;
       }
     }
   }

@@ -79,17 +79,6 @@ Status CheckLossShape(const char* op, const char* name, const aclTensor* t, Redu
                    ShapeString(t).c_str(), ReductionName(r));
 }
 
-bool IsIgnoredTarget(SocFamily soc, int64_t t, int64_t ignore_index) {
-  switch (soc) {
-    case SocFamily::kAscend910B:
-      return static_cast<float>(t) == static_cast<float>(ignore_index);
-    case SocFamily::kAscend950:
-      return ignore_index >= 0 && t == ignore_index;
-    default:
-      return t == ignore_index;
-  }
-}
-
 Status BadTargetError(const char* op, const SocProfile& soc, int64_t i, int64_t t, int64_t ignore,
                       int64_t c) {
   const long long li = i, lt = t, lig = ignore, lc = c;
@@ -130,18 +119,6 @@ double CopyWeights(const TensorDesc* weight, int64_t c, aclDataType compute, voi
     w_sum += LoadAsDouble(compute, w_contig, j);
   }
   return w_sum;
-}
-
-double CombineLoss(const LossTerms& t, double label_smoothing, int64_t c) {
-  return (1.0 - label_smoothing) * t.nll + label_smoothing / static_cast<double>(c) * t.smooth +
-         t.zl;
-}
-
-double MeanLoss(const LossTerms& sums, double label_smoothing, int64_t c, const TargetScan& scan) {
-  return ((1.0 - label_smoothing) * sums.nll +
-          label_smoothing / static_cast<double>(c) * sums.smooth) /
-             scan.d +
-         sums.zl / scan.m;
 }
 
 Status ScanTargets(const char* op, const SocProfile& soc, const TensorDesc& target,

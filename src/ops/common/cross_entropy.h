@@ -121,7 +121,16 @@ inline double TrueClassGrad(const GradCoef& k, double p, double w_t) {
 // ScanTargets' rules one target at a time, for plans that scan their own way: whether value t
 // is ignored under the profile's rule, and the error for target[i] = t that is neither ignored
 // nor a class in [0, C).
-bool IsIgnoredTarget(SocFamily soc, int64_t t, int64_t ignore_index);
+inline bool IsIgnoredTarget(SocFamily soc, int64_t t, int64_t ignore_index) {
+  switch (soc) {
+    case SocFamily::kAscend910B:
+      return static_cast<float>(t) == static_cast<float>(ignore_index);
+    case SocFamily::kAscend950:
+      return ignore_index >= 0 && t == ignore_index;
+    default:
+      return t == ignore_index;
+  }
+}
 Status BadTargetError(const char* op, const SocProfile& soc, int64_t i, int64_t t,
                       int64_t ignore_index, int64_t c);
 // ScanTargets' weight copy: weight (nullable) into w_contig[0..C) in the compute type; returns
@@ -134,9 +143,18 @@ struct LossTerms {
   double nll = 0.0, smooth = 0.0, zl = 0.0;
 };
 // The loss of a row's terms, or of the terms' sums under "sum".
-double CombineLoss(const LossTerms& t, double label_smoothing, int64_t c);
+inline double CombineLoss(const LossTerms& t, double label_smoothing, int64_t c) {
+  return (1.0 - label_smoothing) * t.nll + label_smoothing / static_cast<double>(c) * t.smooth +
+         t.zl;
+}
 // The "mean" loss from the terms' sums (in the rows' order) and the scan's divisors.
-double MeanLoss(const LossTerms& sums, double label_smoothing, int64_t c, const TargetScan& scan);
+inline double MeanLoss(const LossTerms& sums, double label_smoothing, int64_t c,
+                       const TargetScan& scan) {
+  return ((1.0 - label_smoothing) * sums.nll +
+          label_smoothing / static_cast<double>(c) * sums.smooth) /
+             scan.d +
+         sums.zl / scan.m;
+}
 
 // Reads the N targets (INT64 or INT32, any stride), checks each is ignored (the profile's rule:
 // t == ignoreIndex by default; the 910B-family compares both rounded to fp32; on the 950 a
