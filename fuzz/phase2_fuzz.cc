@@ -112,6 +112,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   p.label_smoothing = fdp.ConsumeProbability<double>();
   p.zloss = fdp.ConsumeBool() ? 0.0 : fdp.ConsumeFloatingPointInRange<double>(-1.0, 1.0);
   p.target_dtype = fdp.ConsumeBool() ? ACL_INT64 : ACL_INT32;
+  // A third dimension where the operator takes one: a K-dimensional (N, C, d1) cross-entropy
+  // problem for the lean pair, a 3-d tensor for the log-softmax operators.
+  if (op.max_rank >= 3 && fdp.ConsumeBool()) {
+    p.shape.push_back(fdp.ConsumeIntegralInRange<int64_t>(1, 9));
+  }
 
   const std::vector<optable::TensorDecl> decls = op.declare(p);
   std::vector<std::unique_ptr<Buf>> bufs(decls.size());
@@ -125,7 +130,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bufs[i] = std::make_unique<Buf>(d.dtype, d.shape, inner, input && !index ? &fdp : nullptr);
     if (input && index) {
       // Class indices: in range most of the time, else any int64 (ignored, negative, past C).
-      const int64_t count = d.shape.empty() ? 1 : d.shape[0];
+      int64_t count = 1;
+      for (int64_t e : d.shape) count *= e;
       for (int64_t k = 0; k < count; ++k) {
         int64_t t = fdp.ConsumeIntegralInRange<int64_t>(0, c - 1);
         if (fdp.ConsumeIntegralInRange<int>(0, 7) == 0) t = fdp.ConsumeIntegral<int64_t>();

@@ -168,3 +168,22 @@ TEST(KDimCrossEntropy, CannsOperatorRefusesKDimensionalInputs) {
   EXPECT_EQ(r.message, "aclnnCrossEntropyLoss: input has shape [2, 3, 4] but must be 2-d (N, C).");
   EXPECT_TRUE(loss.Untouched() && lp.Untouched() && zloss.Untouched() && lse.Untouched());
 }
+
+// The class index travels as a value of the compute type in the column tiles.
+TEST(KDimCrossEntropy, ClassesBelowTwoToThe24) {
+  DeviceTensor x(ACL_FLOAT, {1, int64_t{1} << 24, 1}), target(ACL_INT64, {1, 1}),
+      loss(ACL_FLOAT, {}), zloss(ACL_FLOAT, {}), lse(ACL_FLOAT, {1, 1});
+  char mean[] = "mean";
+  const OpResult r = RunOp(
+      [&](uint64_t* ws, aclOpExecutor** ex) {
+        return aclnnCpuCrossEntropyLossLseGetWorkspaceSize(x.get(), target.get(), nullptr, mean,
+                                                           -100, 0.0, 0.0, false, loss.get(),
+                                                           zloss.get(), lse.get(), ws, ex);
+      },
+      aclnnCpuCrossEntropyLossLse);
+  EXPECT_EQ(r.status, ACLNN_ERR_INNER_TILING_ERROR);
+  EXPECT_EQ(r.message,
+            "aclnnCpuCrossEntropyLossLse: input has 16777216 classes; K-dimensional inputs take "
+            "fewer than 2^24.");
+  EXPECT_TRUE(loss.Untouched() && zloss.Untouched() && lse.Untouched());
+}
