@@ -368,7 +368,7 @@ std::vector<double> PickRows(size_t rows, size_t cols) {
 // two elements of each column at its maximum, and a column of -inf (l NaN, as
 // LogSumExpShifted(0, 0)).
 ::testing::AssertionResult Check_ce_stats_cols(const Case& c) {
-  for (size_t cols : {size_t{1}, size_t{5}, size_t{17}, size_t{40}}) {
+  for (size_t cols : {size_t{1}, size_t{17}, size_t{40}}) {
     const size_t stride = cols + 3, total = c.n * stride;
     Buf x(c.dt, total, c.misalign), w(c.compute(), c.n, c.misalign);
     std::vector<double> v = c.Uniform(total, -12.0, 3.0);
