@@ -29,7 +29,7 @@ TensorDesc AsPositions(const TensorDesc& p, const TensorDesc& input) {
   return v;
 }
 
-// A 0-d or (1,) tensor's value, or element i of an (N,) one.
+// Element `offset` of a tensor (the value of a 0-d or (1,) one at 0).
 double ScalarAt(const TensorDesc& t, int64_t offset) {
   return LoadAsDouble(t.dtype, t.data, offset);
 }
@@ -84,10 +84,6 @@ class SpatialPlan : public Plan {
     const int64_t o = it / tiles_per_outer_, j0 = (it % tiles_per_outer_) * tile_;
     *slice = o * inner_ + j0;
     *cols = std::min(tile_, inner_ - j0);
-  }
-  // Element offset of column j of a tile of operand k whose first column is at `base`.
-  int64_t At(int k, int64_t base, int64_t j) const {
-    return j == 0 ? base : base + j * geo_.strides[k][last_];
   }
   int64_t MinItemsPerThread() const {
     return std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(k_.c * tile_, 1));
