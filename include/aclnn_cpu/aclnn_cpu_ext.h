@@ -166,9 +166,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGetWorkspaceSize(
     char *reductionOptional, double labelSmoothing, const aclTensor *lossOut,
     const aclTensor *lseOut, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProb(void *workspace,
-                                                            uint64_t workspaceSize,
-                                                            aclOpExecutor *executor,
-                                                            aclrtStream stream);
+                                                             uint64_t workspaceSize,
+                                                             aclOpExecutor *executor,
+                                                             aclrtStream stream);
 
 /* Its gradient with respect to the logits, from the logits and the forward's lse (N,) FLOAT or
  * DOUBLE (the gradient is that of the lse as given):
@@ -178,12 +178,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProb(void *workspace,
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGradGetWorkspaceSize(
     const aclTensor *gradLoss, const aclTensor *logits, const aclTensor *target,
     const aclTensor *weightOptional, const aclTensor *lse, char *reductionOptional,
-    double labelSmoothing, const aclTensor *out, uint64_t *workspaceSize,
-    aclOpExecutor **executor);
+    double labelSmoothing, const aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGrad(void *workspace,
-                                                                uint64_t workspaceSize,
-                                                                aclOpExecutor *executor,
-                                                                aclrtStream stream);
+                                                                 uint64_t workspaceSize,
+                                                                 aclOpExecutor *executor,
+                                                                 aclrtStream stream);
 
 #ifdef __cplusplus
 }

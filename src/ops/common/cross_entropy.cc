@@ -250,39 +250,6 @@ Status CheckSocHasOperator(const char* op, const SocProfile& soc, bool extension
   return OkStatus();
 }
 
-LseShift SplitLse(double lse, aclDataType compute) {
-  LseShift r;
-  if (compute == ACL_DOUBLE) {
-    r.hi = lse;
-    return r;
-  }
-  r.hi = static_cast<double>(static_cast<float>(lse));
-  if (std::isfinite(lse) && std::isfinite(r.hi)) {
-    // e^d for the rounding error d (|d| <= 2^-25 |lse|): below 2^-20 its Taylor polynomial to
-    // d^3 (the rest, d^4 / 24 < 2^-84, is below double's precision), else exp.
-    const double d = r.hi - lse;
-    r.scale = std::fabs(d) < 0x1p-20 ? 1.0 + d * (1.0 + d * (0.5 + d * (1.0 / 6.0))) : std::exp(d);
-  }
-  return r;
-}
-
-GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
-                          double label_smoothing, double zloss_scale, double cinv,
-                          const TargetScan& scan) {
-  const bool m = rt.t >= 0;
-  GradCoef k;
-  k.a = g * (1.0 - label_smoothing) / scan.d * rt.w;
-  k.s = g / scan.d * (label_smoothing * cinv) * (m ? 1.0 : 0.0);
-  double zc = 0.0;
-  if (zloss_scale != 0.0) {
-    const double l = m ? lse : 0.0;
-    zc = 2.0 * zloss_scale * l * (m ? 1.0 : 0.0) * (g + gz) / scan.m;
-  }
-  k.big_a = k.a + k.s * scan.w_sum + zc;
-  k.zero = !m && std::isfinite(k.a) && std::isfinite(k.s) && std::isfinite(zc);
-  return k;
-}
-
 Status CheckShardAndAttributes(const char* op, const SocProfile& soc, const aclTensor* logits,
                                int64_t class_offset, int64_t num_classes, const aclTensor* target,
                                const aclTensor* weight, const char* reduction,

@@ -3,6 +3,7 @@
 #ifndef ACLNN_CPU_OPS_COMMON_CROSS_ENTROPY_H_
 #define ACLNN_CPU_OPS_COMMON_CROSS_ENTROPY_H_
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -98,9 +99,22 @@ struct GradCoef {
 // its log-sum-exp as stored (used only for the z-loss); cinv: 1 / (the vocabulary's classes).
 // Every term carries the row's "not ignored" factor, evaluated in an order that makes a zero
 // divisor under "mean" give inf/NaN exactly as the formula does.
-GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
-                          double label_smoothing, double zloss_scale, double cinv,
-                          const TargetScan& scan);
+inline GradCoef GradCoefficients(const RowTarget& rt, double g, double gz, double lse,
+                                 double label_smoothing, double zloss_scale, double cinv,
+                                 const TargetScan& scan) {
+  const bool m = rt.t >= 0;
+  GradCoef k;
+  k.a = g * (1.0 - label_smoothing) / scan.d * rt.w;
+  k.s = g / scan.d * (label_smoothing * cinv) * (m ? 1.0 : 0.0);
+  double zc = 0.0;
+  if (zloss_scale != 0.0) {
+    const double l = m ? lse : 0.0;
+    zc = 2.0 * zloss_scale * l * (m ? 1.0 : 0.0) * (g + gz) / scan.m;
+  }
+  k.big_a = k.a + k.s * scan.w_sum + zc;
+  k.zero = !m && std::isfinite(k.a) && std::isfinite(k.s) && std::isfinite(zc);
+  return k;
+}
 // The log-sum-exp a gradient from logits subtracts before exp, as the row kernels take it: `hi`,
 // the lse rounded to f32 (the kernel's shift), and `scale` = exp(hi - lse), by which the caller
 // multiplies p's coefficient so that exp(x - hi) * scale = exp(x - lse). Without the scale an lse
@@ -111,7 +125,21 @@ struct LseShift {
   double hi = 0.0;
   double scale = 1.0;
 };
-LseShift SplitLse(double lse, aclDataType compute);
+inline LseShift SplitLse(double lse, aclDataType compute) {
+  LseShift r;
+  if (compute == ACL_DOUBLE) {
+    r.hi = lse;
+    return r;
+  }
+  r.hi = static_cast<double>(static_cast<float>(lse));
+  if (std::isfinite(lse) && std::isfinite(r.hi)) {
+    // e^d for the rounding error d (|d| <= 2^-25 |lse|): below 2^-20 its Taylor polynomial to
+    // d^3 (the rest, d^4 / 24 < 2^-84, is below double's precision), else exp.
+    const double d = r.hi - lse;
+    r.scale = std::fabs(d) < 0x1p-20 ? 1.0 + d * (1.0 + d * (0.5 + d * (1.0 / 6.0))) : std::exp(d);
+  }
+  return r;
+}
 // The true class's element from its p, recomputed in double (p is near 1 there, where f32
 // cancellation would lose the most).
 inline double TrueClassGrad(const GradCoef& k, double p, double w_t) {

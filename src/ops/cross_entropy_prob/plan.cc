@@ -139,13 +139,8 @@ class CeProbPlan final : public Plan {
     const int64_t cs = DtypeSize(compute_), esz = DtypeSize(dtype_);
     unsigned char* scratch = Grant<unsigned char>(workspace, scratch_);
     unsigned char* w = k_.has_weight ? Grant<unsigned char>(workspace, weights_) : nullptr;
-    if (w != nullptr) {
-      // The weights in the compute type (a DOUBLE one rounded once for the f32 kernels).
-      for (int64_t j = 0; j < k_.c; ++j) {
-        StoreFromDouble(compute_, w, j,
-                        LoadAsDouble(k_.weight.dtype, k_.weight.data, j * k_.weight.strides[0]));
-      }
-    }
+    // The weights in the compute type (a DOUBLE one rounded once for the f32 kernels).
+    if (w != nullptr) ce::CopyWeights(&k_.weight, k_.c, compute_, w);
     double* loss_rows = k_.grad ? nullptr : Grant<double>(workspace, loss_rows_);
     const int threads = std::min(threads_, NumThreads());
     ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {

@@ -29,11 +29,6 @@ TensorDesc AsPositions(const TensorDesc& p, const TensorDesc& input) {
   return v;
 }
 
-// Element `offset` of a tensor (the value of a 0-d or (1,) one at 0).
-double ScalarAt(const TensorDesc& t, int64_t offset) {
-  return LoadAsDouble(t.dtype, t.data, offset);
-}
-
 // Bytes of input a tile holds at most: its later sweeps read it from L1/L2.
 constexpr int64_t kTileBytes = 64 << 10;
 constexpr int64_t kMinTileCols = 16;
@@ -325,8 +320,8 @@ class GradPlan final : public SpatialPlan {
         out_op_(nops - 1) {
     const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
     // shift, a, b, t, tc, the picked row indices (compute type); cls (int64); xt, lse, g, gz,
-    // wt, ka, ks, big_a (doubles).
-    const uint64_t per_thread = static_cast<uint64_t>(tile_) * (6 * cs + 8 + 8 * 8);
+    // wt (doubles).
+    const uint64_t per_thread = static_cast<uint64_t>(tile_) * (6 * cs + 8 + 5 * 8);
     tiles_ = booker_.Book<unsigned char>(static_cast<uint64_t>(threads_) * per_thread);
     per_thread_ = per_thread;
     stream_ = columns_ && static_cast<uint64_t>(geo_.num_slices * k_.c * DtypeSize(dtype_)) >=
@@ -378,56 +373,32 @@ class GradPlan final : public SpatialPlan {
   }
 
  private:
-  // Per column, ce::GradCoefficients' formula and ce::SplitLse (the same operations in the same
-  // order, so the bits of the 2-d gradient) in a loop without calls or branches, which the
-  // compiler vectorizes (a call per position cost more than the tile's kernels); then, per
-  // position with a true class, tc = p A - s w_t - a with p = exp(xt - lse) (double), rounded
-  // once to the output (a 16-bit output through f32 rounded to odd, as StoreFromDouble does).
-  // An ignored position with finite coefficients gets t = -2, tc = 0 (exactly 0 whatever the
-  // logits) and zero coefficients. ka, ks, big_a: scratch of `cols` doubles.
+  // Per column, ce::GradCoefficients and ce::SplitLse (inline: a call per position cost more
+  // than the tile's kernels) into the kernel's typed columns; with a true class, tc = p A - s w_t
+  // - a from p = exp(xt - lse) (double), rounded once to the output (a 16-bit output through f32
+  // rounded to odd, as StoreFromDouble does). An ignored position with finite coefficients gets
+  // t = -2, tc = 0 (exactly 0 whatever the logits) and zero coefficients.
   template <class C>
   void Coefficients(int64_t cols, const int64_t* cls, const double* wt, const double* g,
                     const double* gz, const double* lse, const double* p,
-                    const ce::TargetScan& scan, double* ka, double* ks, double* big_a, C* shift,
-                    C* a, C* s, C* tv, C* tc) const {
-    const double ls = k_.label_smoothing, zs = k_.zloss_scale;
-    const double cinv = 1.0 / static_cast<double>(k_.c);
-    const bool z = zs != 0.0, f64 = compute_ == ACL_DOUBLE;
-    // With one loss gradient for the tile ("mean", "sum"), the leading factors of a and s are
-    // the same for every position: computed once, the same operations in the same order.
-    const bool one_g = grad_op_ < 0;
-    const double ga = g[0] * (1.0 - ls) / scan.d, gs = g[0] / scan.d * (ls * cinv);
-    for (int64_t j = 0; j < cols; ++j) {
-      const bool m = cls[j] >= 0;
-      const double mk = m ? 1.0 : 0.0;
-      ka[j] = (one_g ? ga : g[j] * (1.0 - ls) / scan.d) * wt[j];
-      ks[j] = (one_g ? gs : g[j] / scan.d * (ls * cinv)) * mk;
-      const double l = z && m ? lse[j] : 0.0;
-      const double zc = z ? 2.0 * zs * l * mk * (g[j] + gz[j]) / scan.m : 0.0;
-      big_a[j] = ka[j] + ks[j] * scan.w_sum + zc;
-      // finite(v) as v - v == 0 (false for inf and NaN), without a call.
-      const bool zero = !m && ka[j] - ka[j] == 0.0 && ks[j] - ks[j] == 0.0 && zc - zc == 0.0;
-      // ce::SplitLse's hi (all of the lse for f64 kernels) and its scale e^(hi - lse) by the
-      // Taylor polynomial, which the loop below replaces where SplitLse takes exp or 1.
-      const double hi = f64 ? lse[j] : static_cast<double>(static_cast<float>(lse[j]));
-      const double d = hi - lse[j];
-      const double scale = 1.0 + d * (1.0 + d * (0.5 + d * (1.0 / 6.0)));
-      shift[j] = static_cast<C>(zero ? 0.0 : hi);
-      a[j] = static_cast<C>(zero ? 0.0 : big_a[j] * scale);
-      s[j] = static_cast<C>(zero ? 0.0 : ks[j]);
-      tv[j] = static_cast<C>(zero ? -2.0 : static_cast<double>(cls[j]));
-      tc[j] = C{0};
-    }
+                    const ce::TargetScan& scan, C* shift, C* a, C* s, C* tv, C* tc) const {
+    const bool z = k_.zloss_scale != 0.0;
     const bool half = dtype_ == ACL_FLOAT16 || dtype_ == ACL_BF16;
+    const double cinv = 1.0 / static_cast<double>(k_.c);
     for (int64_t j = 0; j < cols; ++j) {
-      if (tv[j] == C{-2}) continue;
-      const double d = static_cast<double>(shift[j]) - lse[j];
-      if (!f64 && !(std::fabs(d) < 0x1p-20)) {
-        a[j] = static_cast<C>(big_a[j] * ce::SplitLse(lse[j], compute_).scale);
+      const ce::RowTarget rt{cls[j], wt[j]};
+      const ce::GradCoef k = ce::GradCoefficients(rt, g[j], gz[j], z && rt.t >= 0 ? lse[j] : 0.0,
+                                                  k_.label_smoothing, k_.zloss_scale, cinv, scan);
+      const ce::LseShift sh = ce::SplitLse(lse[j], compute_);
+      double v = 0.0;
+      if (rt.t >= 0 && !k.zero) {
+        v = ce::TrueClassGrad(k, p[j], rt.w);
+        if (half) v = DoubleToFloatRoundToOdd(v);
       }
-      if (cls[j] < 0) continue;
-      double v = ce::TrueClassGrad(ce::GradCoef{ka[j], ks[j], big_a[j], false}, p[j], wt[j]);
-      if (half) v = DoubleToFloatRoundToOdd(v);
+      shift[j] = static_cast<C>(k.zero ? 0.0 : sh.hi);
+      a[j] = static_cast<C>(k.zero ? 0.0 : k.big_a * sh.scale);
+      s[j] = static_cast<C>(k.zero ? 0.0 : k.s);
+      tv[j] = static_cast<C>(k.zero ? -2.0 : static_cast<double>(rt.t));
       tc[j] = static_cast<C>(v);
     }
   }
@@ -462,20 +433,19 @@ class GradPlan final : public SpatialPlan {
     if (grad_op_ >= 0) {
       LoadColumn(grad_op_, grad_, off, cols, g);
     } else {
-      std::fill(g, g + cols, ScalarAt(grad_, 0));
+      std::fill(g, g + cols, LoadAsDouble(grad_.dtype, grad_.data, 0));
     }
     if (z && has_gz_ && gz_op_ >= 0) {
       LoadColumn(gz_op_, gz_, off, cols, gz);
     } else {
-      std::fill(gz, gz + cols, z && has_gz_ ? ScalarAt(gz_, 0) : 0.0);
+      std::fill(gz, gz + cols, z && has_gz_ ? LoadAsDouble(gz_.dtype, gz_.data, 0) : 0.0);
     }
-    double *ka = wt + tile_, *ks = ka + tile_, *big_a = ks + tile_;
     if (compute_ == ACL_DOUBLE) {
-      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, ka, ks, big_a, static_cast<double*>(shift),
+      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, static_cast<double*>(shift),
                    static_cast<double*>(a), static_cast<double*>(s), static_cast<double*>(tv),
                    static_cast<double*>(tc));
     } else {
-      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, ka, ks, big_a, static_cast<float*>(shift),
+      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, static_cast<float*>(shift),
                    static_cast<float*>(a), static_cast<float*>(s), static_cast<float*>(tv),
                    static_cast<float*>(tc));
     }
