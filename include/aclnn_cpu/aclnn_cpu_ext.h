@@ -184,6 +184,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGrad(void *workspace
                                                                  aclOpExecutor *executor,
                                                                  aclrtStream stream);
 
+/* The library's version, "MAJOR.MINOR.PATCH": the numbers aclrtGetVersion gives, and the same
+ * string as the CMake package's version, the Python package's aclnn_cpu.__version__ and the
+ * wheel's metadata (all from CMakeLists.txt's project() line). Static storage, never null. */
+ACL_FUNC_VISIBILITY const char *aclnnCpuGetVersion(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -416,6 +416,7 @@ NB_MODULE(_C, m) {
         "aclnnCpuCrossEntropyLossGradShard over raw views; (status, message).");
   m.def("default_num_threads", &aclnn_cpu::NumThreads,
         "Threads a call uses without a count of its own (ACLNN_CPU_NUM_THREADS, ...).");
+  m.def("version", [] { return std::string(aclnnCpuGetVersion()); });
   m.def("cpu_target", [] { return std::string(aclnn_cpu::CurrentTargetName()); });
   m.def(
       "set_soc",

@@ -3,6 +3,7 @@
 
 #include "acl/acl_rt.h"
 #include "aclnn/aclnn_base.h"
+#include "aclnn_cpu/aclnn_cpu_ext.h"
 #include "core/log.h"
 #include "core/soc.h"
 #include "core/status.h"
@@ -46,6 +47,8 @@ ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t* majorVersion, int32_t* min
   *patchVersion = ACLNN_CPU_VERSION_PATCH;
   return ACL_SUCCESS;
 }
+
+ACL_FUNC_VISIBILITY const char* aclnnCpuGetVersion(void) { return ACLNN_CPU_VERSION_STRING; }
 
 ACL_FUNC_VISIBILITY aclError aclFinalize(void) {
   aclnn_cpu::SynchronizeAllStreams();
