@@ -26,6 +26,7 @@ from ._ops import (
     set_num_threads,
 )
 from ._ops import _ACL_BY_NAME, ACL_DT_UNDEFINED, acl_dtype
+from ._sdk import cmake_dir, include_dir, lib_dir, sdk_dir
 
 __all__ = [
     "AclnnError", "AclnnValueError", "AclnnTypeError", "AclnnRuntimeError",
@@ -33,9 +34,12 @@ __all__ = [
     "CrossEntropyLossResult", "set_num_threads", "get_num_threads", "cpu_target", "OPS",
     "set_soc", "soc_name", "cross_entropy_loss_lse", "cross_entropy_loss_grad_from_logits",
     "CrossEntropyLossLseResult", "cross_entropy_loss_with_grad", "CrossEntropyLossWithGradResult",
-    "cross_entropy_loss_prob", "cross_entropy_loss_prob_grad",
+    "cross_entropy_loss_prob", "cross_entropy_loss_prob_grad", "sdk_dir", "cmake_dir",
+    "include_dir", "lib_dir", "__version__",
 ]
-__version__ = "0.1.0"
+# The library's own version query (aclnnCpuGetVersion): CMakeLists.txt's project() version, as
+# are the CMake package's and the wheel's metadata.
+__version__: str = _C.version()
 
 
 def cpu_target() -> str:
