@@ -21,14 +21,8 @@ cd "$(dirname "$0")/.."
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(neon sve128 sve256 sve512 sve2048)
 
-# The arm64 packages come through multiarch; install-deps.sh installs what is missing.
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO dpkg --add-architecture arm64
-fi
-bash scripts/install-deps.sh g++-aarch64-linux-gnu qemu-user libhwy-dev:arm64 libgtest-dev:arm64 \
-  libgomp1:arm64 libstdc++6:arm64 libdnnl2:arm64
+# The arm64 packages come through multiarch.
+bash scripts/arm64-deps.sh
 
 dir=build-aarch64
 start=$(date +%s)

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite: configure, build and run CTest in each configuration of
-# ACLNN_CPU_TEST_CONFIGS (default: fuzz python release asan tsan aarch64):
+# ACLNN_CPU_TEST_CONFIGS (default: fuzz wheel release asan tsan aarch64):
 #   fuzz     - both libFuzzer targets for 60 s each (scripts/fuzz.sh; clang, ASan + UBSan)
-#   python   - the Python package: pip install . into the project's cached environment
-#              (PyTorch from PyPI), then pytest (scripts/python.sh)
+#   wheel    - the binary wheels and the sdist (scripts/wheel.sh: x86-64 and AArch64, repaired
+#              by auditwheel), then tested as installed in fresh environments
+#              (scripts/wheel-test.sh): auditwheel show, the whole pytest suite (PyTorch from
+#              the project's cached environment), CANN's examples against the wheel's SDK, the
+#              driver; under qemu-x86_64 CPU models without AVX-512 and without AVX2; the
+#              AArch64 wheel under qemu with NEON and SVE
+#   python   - (not by default: `wheel` runs the same suite) pip install . into the project's
+#              cached environment, then pytest (scripts/python.sh)
 #   release  - optimized build, every test
 #   asan     - AddressSanitizer + UndefinedBehaviorSanitizer (leaks included)
 #   tsan     - ThreadSanitizer, with clang and LLVM's libomp + Archer so OpenMP is understood
@@ -13,12 +19,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
-configs=${ACLNN_CPU_TEST_CONFIGS:-fuzz python release asan tsan aarch64}
+configs=${ACLNN_CPU_TEST_CONFIGS:-fuzz wheel release asan tsan aarch64}
 for cfg in $configs; do
   start=$(date +%s)
   if [ "$cfg" = fuzz ]; then
     bash scripts/fuzz.sh 60
     echo "== [fuzz] done in $(( $(date +%s) - start )) s"
+    continue
+  fi
+  if [ "$cfg" = wheel ]; then
+    bash scripts/wheel.sh
+    bash scripts/wheel-test.sh
+    echo "== [wheel] done in $(( $(date +%s) - start )) s"
     continue
   fi
   if [ "$cfg" = python ]; then
