@@ -13,7 +13,8 @@
 #            without AVX2 (Westmere: SSE4; Nehalem: SSSE3), the target each must get checked:
 #            `python -m aclnn_cpu`, an example program, and the pytest suite but torch.compile
 #            (Haswell, Nehalem; 2-3 minutes each) or test_install.py (Westmere: every NumPy
-#            entry point against a float64 formula)
+#            entry point against a float64 formula); and at x86-64's SSE2 baseline (qemu64)
+#            the wheel's driver on the smoke problems, on Highway's portable target
 #   aarch64  auditwheel show; the AArch64 wheel in a fresh environment of Debian's arm64 Python
 #            (scripts/wheel-aarch64-root.sh) under qemu-aarch64 with NEON (cortex-a72) and SVE
 #            at 256 and 512 bits: `python -m aclnn_cpu`, test_install.py, and CANN's example
@@ -141,6 +142,19 @@ EOF
         echo "== [wheel-test qemu-x86_64 -cpu $cpu] test_cross_entropy_loss_grad"
         qx build-examples/bin/test_cross_entropy_loss_grad | tail -3
       done
+      # x86-64's baseline (qemu64: SSE2 and SSE3, no SSSE3): nothing that ships may need more.
+      # NumPy's own baseline is above it, so the C side only: the wheel's driver on the smoke
+      # problems, checked against the double reference, on Highway's portable target.
+      # (The SDK's executable itself: the console command is a Python script, which qemu-user
+      # cannot start.)
+      cpu=qemu64
+      driver=$("$py" -m aclnn_cpu --sdk-dir)/bin/aclnn-cpu-driver
+      echo "== [wheel-test qemu-x86_64 -cpu qemu64] the wheel's aclnn-cpu-driver on smoke.txt"
+      qx "$driver" --batch smoke.txt --check | tail -1
+      report=$(qx "$driver" --op=ce_grad --shape=64x100 --check --perf --reps 1)
+      echo "$report" | tail -2
+      grep -q "target SCALAR" <<<"$report" ||
+        { echo "FAIL: expected the SCALAR target under -cpu qemu64" >&2; exit 1; }
       ;;
     aarch64)
       whl=$(ls "$src"/dist/aclnn_cpu-*-manylinux_*_aarch64.whl)
