@@ -180,10 +180,11 @@ EOF
         QEMU_CPU=$qcpu ACLNN_CPU_EXPECT_SITE=$arm_site qemu-aarch64 -L "$root" \
           venv-arm/bin/python -m pytest -q -p no:cacheprovider --noconftest tests/test_install.py
       done
-      echo "== [wheel-test aarch64] CANN's examples cross-built against the wheel's SDK (set_env.sh)"
       for cpu in neon sve256; do
         qcpu=cortex-a72
         [ "$cpu" = sve256 ] && qcpu=max,sve-default-vector-length=32
+        echo "== [wheel-test aarch64 $cpu] CANN's examples cross-built against the wheel's SDK" \
+          "(set_env.sh)"
         env -i PATH="$PATH" HOME="${HOME:-/root}" QEMU_CPU=$qcpu bash sdk/cann_recipe.sh \
           "$arm_site/aclnn_cpu/sdk" examples "build-cann-arm-$cpu" custom \
           "$work/aarch64-linux-gnu.cmake" qemu-aarch64 -L "$root"
