@@ -33,6 +33,10 @@ for arch in "${arches[@]}"; do
   rm -rf "$raw" dist/aclnn_cpu-*_"$arch".whl
   envs=()
   if [ "$arch" = aarch64 ]; then
+    # Debian 12's arm64 Python is 3.11: the wheel's tag comes from the building Python's.
+    pyver=$("$tools/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    [ "$pyver" = 3.11 ] || { echo "the AArch64 wheel needs a Python 3.11 to build it" \
+      "(Debian 12's arm64 headers); this one is $pyver: PYTHON=python3.11" >&2; exit 1; }
     root=$(bash scripts/wheel-aarch64-root.sh)
     inc=$root/usr/include
     # Cross build: the toolchain file, Debian's arm64 Python headers (their pyconfig.h), the
@@ -47,7 +51,8 @@ for arch in "${arches[@]}"; do
     >"build-wheel/$arch.log" 2>&1 || { tail -50 "build-wheel/$arch.log"; exit 1; }
   echo "== [wheel $arch] auditwheel repair"
   # The arm64 multiarch libraries (oneDNN, Highway, libgomp) are where ld.so.conf.d says.
-  PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w dist "$raw"/*.whl 2>&1 | grep -v "^INFO:" || true
+  PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w dist "$raw"/*.whl 2>&1 |
+    grep -v "^INFO:" || true
   ls "dist/"*"$arch.whl" >/dev/null
   echo "== [wheel $arch] done in $(( $(date +%s) - t0 )) s"
 done
