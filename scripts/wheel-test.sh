@@ -50,16 +50,30 @@ qx() {  # qemu-x86_64 -cpu $cpu, without its notes on features TCG leaves out (T
   qemu-x86_64 -cpu "$cpu" "$@" 2> >(grep -v "TCG doesn't support requested feature" >&2)
 }
 
+wheel_of() { ls "$src"/dist/aclnn_cpu-*-manylinux_*_"$1".whl; }
+purelib() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+
 x86_venv() {  # the fresh environment with the x86-64 wheel, made once
   [ -x "$work/venv/bin/python" ] && return
-  local whl dev
-  whl=$(ls "$src"/dist/aclnn_cpu-*-manylinux_*_x86_64.whl)
   python3 -m venv "$work/venv"
-  "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$whl"
-  site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  dev=$(cd "$src" && bash scripts/venv.sh)
-  "$dev/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
-    >"$site/zz-aclnn-cpu-dev-env.pth"
+  "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$(wheel_of x86_64)"
+  site=$(purelib "$work/venv/bin/python")
+  purelib "$(cd "$src" && bash scripts/venv.sh)/bin/python" >"$site/zz-aclnn-cpu-dev-env.pth"
+}
+
+x86_examples() {  # CANN's example programs built against the wheel's CMake package, once
+  [ -x build-examples/bin/test_cross_entropy_loss_grad ] && return
+  env -i PATH="$PATH" HOME="${HOME:-/root}" bash -c "
+    cmake -S examples -B build-examples -DCMAKE_PREFIX_PATH='$1' >examples.log 2>&1 &&
+      cmake --build build-examples -j\$(nproc) >>examples.log 2>&1" || { cat examples.log; exit 1; }
+}
+
+arm_cpu() {  # QEMU_CPU for a name of scripts/aarch64.sh
+  case $1 in
+    neon) echo cortex-a72 ;;
+    sve256) echo max,sve-default-vector-length=32 ;;
+    sve512) echo max,sve-default-vector-length=64 ;;
+  esac
 }
 
 for part in "${parts[@]}"; do
@@ -67,7 +81,7 @@ for part in "${parts[@]}"; do
   case $part in
     x86_64)
       echo "== [wheel-test x86_64] auditwheel show"
-      show "$(ls "$src"/dist/aclnn_cpu-*-manylinux_*_x86_64.whl)"
+      show "$(wheel_of x86_64)"
       x86_venv
       py=$work/venv/bin/python
       echo "== [wheel-test x86_64] python -m aclnn_cpu"
@@ -92,14 +106,11 @@ EOF
       cmake_dir=$("$py" -m aclnn_cpu --cmake-dir)
       sdk=$("$py" -m aclnn_cpu --sdk-dir)
       echo "== [wheel-test x86_64] CANN's examples: cmake -DCMAKE_PREFIX_PATH=\"\$(python -m aclnn_cpu --cmake-dir)\""
-      env -i PATH="$PATH" HOME="${HOME:-/root}" bash -c "
-        set -euo pipefail
-        cmake -S examples -B build-examples -DCMAKE_PREFIX_PATH='$cmake_dir' >examples.log 2>&1 &&
-          cmake --build build-examples -j\$(nproc) >>examples.log 2>&1 || { cat examples.log; exit 1; }
-        for exe in build-examples/bin/*; do
-          echo \"== \$(basename \$exe)\"
-          \"\$exe\"
-        done"
+      x86_examples "$cmake_dir"
+      for exe in build-examples/bin/*; do
+        echo "== $(basename "$exe")"
+        env -i PATH="$PATH" HOME="${HOME:-/root}" "$exe"
+      done
       echo "== [wheel-test x86_64] CANN's set_env.sh recipes on the wheel's SDK"
       for recipe in custom home; do
         env -i PATH="$PATH" HOME="${HOME:-/root}" bash sdk/cann_recipe.sh "$sdk" examples \
@@ -115,10 +126,7 @@ EOF
     x86-qemu)
       x86_venv
       py=$work/venv/bin/python
-      [ -x build-examples/bin/test_cross_entropy_loss_grad ] ||
-        { cmake -S examples -B build-examples \
-            -DCMAKE_PREFIX_PATH="$("$py" -m aclnn_cpu --cmake-dir)" >/dev/null 2>&1 &&
-          cmake --build build-examples >/dev/null 2>&1; }
+      x86_examples "$("$py" -m aclnn_cpu --cmake-dir)"
       # Highway's targets: AVX2 needs Haswell's set; SSE4 also needs AES and CLMUL (Westmere);
       # Nehalem has SSE4.2 without them, so it runs SSSE3.
       for model in Haswell:AVX2 Westmere:SSE4 Nehalem:SSSE3; do
@@ -157,7 +165,7 @@ EOF
         { echo "FAIL: expected the SCALAR target under -cpu qemu64" >&2; exit 1; }
       ;;
     aarch64)
-      whl=$(ls "$src"/dist/aclnn_cpu-*-manylinux_*_aarch64.whl)
+      whl=$(wheel_of aarch64)
       echo "== [wheel-test aarch64] auditwheel show"
       show "$whl"
       root=$(cd "$src" && bash scripts/wheel-aarch64-root.sh)
@@ -169,11 +177,7 @@ EOF
         --platform manylinux2014_aarch64 --python-version 3.11 --implementation cp --abi cp311 \
         --target "$arm_site" "$whl" pytest
       for cpu in neon sve256 sve512; do
-        case $cpu in
-          neon) qcpu=cortex-a72 ;;
-          sve256) qcpu=max,sve-default-vector-length=32 ;;
-          sve512) qcpu=max,sve-default-vector-length=64 ;;
-        esac
+        qcpu=$(arm_cpu $cpu)
         echo "== [wheel-test aarch64 $cpu] QEMU_CPU=$qcpu python -m aclnn_cpu"
         QEMU_CPU=$qcpu qemu-aarch64 -L "$root" venv-arm/bin/python -m aclnn_cpu
         echo "== [wheel-test aarch64 $cpu] test_install.py"
@@ -181,8 +185,7 @@ EOF
           venv-arm/bin/python -m pytest -q -p no:cacheprovider --noconftest tests/test_install.py
       done
       for cpu in neon sve256; do
-        qcpu=cortex-a72
-        [ "$cpu" = sve256 ] && qcpu=max,sve-default-vector-length=32
+        qcpu=$(arm_cpu $cpu)
         echo "== [wheel-test aarch64 $cpu] CANN's examples cross-built against the wheel's SDK" \
           "(set_env.sh)"
         env -i PATH="$PATH" HOME="${HOME:-/root}" QEMU_CPU=$qcpu bash sdk/cann_recipe.sh \
