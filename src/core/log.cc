@@ -12,6 +12,7 @@ namespace {
 struct LogSettings {
   std::atomic<int> level{static_cast<int>(LogLevel::kNone)};
   std::atomic<bool> to_stdout{false};
+  std::atomic<bool> verbose{false};
   std::once_flag once;
 };
 
@@ -35,6 +36,9 @@ void Load(LogSettings& s) {
   }
   s.level.store(level);
   s.to_stdout.store(to_stdout);
+  const char* verbose = std::getenv("ACLNN_CPU_VERBOSE");
+  s.verbose.store(verbose != nullptr && verbose[0] != '\0' &&
+                  !(verbose[0] == '0' && verbose[1] == '\0'));
 }
 
 LogSettings& Loaded() {
@@ -65,6 +69,19 @@ void LogMessage(LogLevel level, const char* fmt, ...) {
   va_end(ap);
   std::FILE* f = Loaded().to_stdout.load() ? stdout : stderr;
   std::fprintf(f, "[%s] aclnn-cpu: %s\n", kNames[static_cast<int>(level)], buf);
+}
+
+bool VerboseEnabled() { return Loaded().verbose.load(std::memory_order_relaxed); }
+
+void VerboseLine(const char* fmt, ...) {
+  // One fprintf per line (stdio locks the stream per call), so lines of concurrent streams do
+  // not interleave.
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "aclnn_cpu_verbose,%s\n", buf);
 }
 
 }  // namespace aclnn_cpu

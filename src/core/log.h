@@ -13,6 +13,13 @@ void LogMessage(LogLevel level, const char* fmt, ...) __attribute__((format(prin
 // Re-reads the environment (aclInit and tests call it).
 void ReloadLogSettings();
 
+// ACLNN_CPU_VERBOSE=1 (as ONEDNN_VERBOSE): one line on stderr per operator execution,
+// "aclnn_cpu_verbose,exec,<operator>,<plan>,<ok or the error>,<milliseconds>", and one per
+// refused call, "aclnn_cpu_verbose,error,<status>,<message>". Read once, and again by
+// ReloadLogSettings.
+bool VerboseEnabled();
+void VerboseLine(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
 }  // namespace aclnn_cpu
 
 #endif  // ACLNN_CPU_CORE_LOG_H_

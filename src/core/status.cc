@@ -47,6 +47,7 @@ void SetRecentError(const std::string& msg) { t_pending = msg; }
 int Fail(const Status& st) {
   SetRecentError(st.msg);
   LogMessage(LogLevel::kError, "%s (code %d)", st.msg.c_str(), st.code);
+  if (VerboseEnabled()) VerboseLine("error,%d,%s", st.code, st.msg.c_str());
   return st.code;
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <unordered_set>
 
@@ -37,6 +39,21 @@ void Forget(aclOpExecutor* e) {
     r.live.erase(e);
   }
   delete e;
+}
+
+Status RunPlan(const StreamTask& t) { return static_cast<const Plan*>(t.arg1)->Run(t.arg0); }
+
+// RunPlan with an ACLNN_CPU_VERBOSE line: the operator (its name rides in the task's n), the
+// plan's description and the time the plan ran. Only this path formats strings.
+Status RunPlanVerbose(const StreamTask& t) {
+  const auto* plan = static_cast<const Plan*>(t.arg1);
+  const auto start = std::chrono::steady_clock::now();
+  Status st = plan->Run(t.arg0);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  VerboseLine("exec,%s,%s,%s,%.3f", reinterpret_cast<const char*>(static_cast<uintptr_t>(t.n)),
+              plan->Describe().c_str(), st.ok() ? "ok" : st.msg.c_str(), ms);
+  return st;
 }
 
 }  // namespace
@@ -97,7 +114,8 @@ aclnnStatus RunPhase2(const char* op, void* workspace, uint64_t workspaceSize,
   // Tiny work on an idle stream runs right here, without a thread hand-off; queued work keeps
   // the plan alive through `keep`. Neither path allocates.
   StreamTask task;
-  task.fn = [](const StreamTask& t) { return static_cast<const Plan*>(t.arg1)->Run(t.arg0); };
+  task.fn = VerboseEnabled() ? RunPlanVerbose : RunPlan;
+  task.n = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(op));  // a string literal
   task.keep = executor->plan;
   task.arg0 = workspace;
   task.arg1 = executor->plan.get();

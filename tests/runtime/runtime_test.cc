@@ -482,3 +482,38 @@ TEST(Logging, DebugLevelLogsEveryPlan) {
   EXPECT_NE(err.find("target"), std::string::npos) << err;
   EXPECT_NE(err.find("threads"), std::string::npos) << err;
 }
+
+TEST(Logging, VerboseLinePerExecutionAndPerRefusal) {
+  setenv("ACLNN_CPU_VERBOSE", "1", 1);
+  aclnn_cpu::ReloadLogSettings();
+  DeviceTensor g(ACL_FLOAT, {4, 8}), y(ACL_FLOAT, {4, 8}), out(ACL_FLOAT, {4, 8});
+  DeviceTensor bad(ACL_FLOAT, {4, 9});
+  ::testing::internal::CaptureStderr();
+  auto ok = RunOp(
+      [&](uint64_t* ws, aclOpExecutor** ex) {
+        return aclnnLogSoftmaxBackwardGetWorkspaceSize(g.get(), y.get(), -1, out.get(), ws, ex);
+      },
+      aclnnLogSoftmaxBackward);
+  auto refused = RunOp(
+      [&](uint64_t* ws, aclOpExecutor** ex) {
+        return aclnnLogSoftmaxBackwardGetWorkspaceSize(g.get(), bad.get(), -1, out.get(), ws, ex);
+      },
+      aclnnLogSoftmaxBackward);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  unsetenv("ACLNN_CPU_VERBOSE");
+  aclnn_cpu::ReloadLogSettings();
+  EXPECT_EQ(ok.status, 0);
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(err.find("aclnn_cpu_verbose,exec,aclnnLogSoftmaxBackward,"), std::string::npos) << err;
+  EXPECT_NE(err.find(",ok,"), std::string::npos) << err;
+  EXPECT_NE(err.find("aclnn_cpu_verbose,error,161002,aclnnLogSoftmaxBackward"), std::string::npos)
+      << err;
+  // Off again: nothing printed.
+  ::testing::internal::CaptureStderr();
+  RunOp(
+      [&](uint64_t* ws, aclOpExecutor** ex) {
+        return aclnnLogSoftmaxBackwardGetWorkspaceSize(g.get(), y.get(), -1, out.get(), ws, ex);
+      },
+      aclnnLogSoftmaxBackward);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
