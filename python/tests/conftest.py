@@ -61,18 +61,24 @@ def pytest_terminal_summary(terminalreporter):
         return
     tr = terminalreporter
     tr.section("PyTorch OpInfo samples through aclnn_cpu.torch")
-    tr.write_line(f"{'OpInfo':44s} {'dtype':9s} {'match':>6s} {'refused':>8s} {'wrong':>6s} "
-                  f"{'crash':>6s}")
-    total = {"match": 0, "refused": 0, "wrong": 0, "crash": 0}
-    for (name, dtype), t in sorted(OPINFO_TALLY.items()):
-        tr.write_line(f"{name:44s} {dtype:9s} {t['match']:6d} {t['refused']:8d} "
-                      f"{t['wrong']:6d} {t['crash']:6d}")
-        for k in total:
-            total[k] += t[k]
-    n = sum(total.values())
-    tr.write_line(f"{'all':44s} {'':9s} {total['match']:6d} {total['refused']:8d} "
-                  f"{total['wrong']:6d} {total['crash']:6d}   ({100.0 * total['match'] / n:.1f}% "
-                  f"of {n} match)")
+    tr.write_line(f"{'OpInfo':52s} {'dtype':9s} {'match':>6s} {'refused':>8s} {'wrong':>6s} "
+                  f"{'crash':>6s} {'calls: ours':>11s} {'PyTorch':>8s}")
+    for installed in (False, True):
+        total = {"match": 0, "refused": 0, "wrong": 0, "crash": 0}
+        rows = sorted((k, t) for k, t in OPINFO_TALLY.items()
+                      if k[0].endswith(" (install)") == installed)
+        for (name, dtype), t in rows:
+            calls = (f" {t['calls ours']:11d} {t['calls theirs']:8d}" if installed else "")
+            tr.write_line(f"{name:52s} {dtype:9s} {t['match']:6d} {t['refused']:8d} "
+                          f"{t['wrong']:6d} {t['crash']:6d}{calls}")
+            for k in total:
+                total[k] += t[k]
+        n = sum(total.values())
+        if n:
+            label = "all under install()" if installed else "all (drop-ins)"
+            tr.write_line(f"{label:52s} {'':9s} {total['match']:6d} {total['refused']:8d} "
+                          f"{total['wrong']:6d} {total['crash']:6d}   "
+                          f"({100.0 * total['match'] / n:.1f}% of {n} match)")
 
 
 @pytest.fixture

@@ -106,14 +106,20 @@ def _close(got, ref, theirs, dtype):
         _error(got, ref) <= 4 * _error(theirs, ref)
 
 
-def _classify(op, fn, sample, dtype, seed):
+def _classify(op, fn, sample, dtype, seed, installed=False):
+    """fn: our drop-in; with installed, PyTorch's own function under aclnn_cpu.torch.install()
+    (the references are computed before, without it)."""
     kwargs_dtype = None
     if op.variant_test_name == "with_dtype":
         kwargs_dtype = sample.kwargs.get("dtype")
     ref = _run(op.op, sample, torch.float64, kwargs_dtype, seed, reference=True)
     theirs = _run(op.op, sample, dtype, kwargs_dtype, seed)
     try:
-        ours = _run(fn, sample, dtype, kwargs_dtype, seed)
+        if installed:
+            with at.install():
+                ours = _run(op.op, sample, dtype, kwargs_dtype, seed)
+        else:
+            ours = _run(fn, sample, dtype, kwargs_dtype, seed)
     except (NotImplementedError, aclnn_cpu.AclnnError) as e:
         return "refused", str(e)
     except Exception as e:  # noqa: BLE001 - anything else is a crash to report
@@ -127,19 +133,42 @@ def _classify(op, fn, sample, dtype, seed):
     return "match", ""
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d)[6:])
-@pytest.mark.parametrize("key", list(OURS), ids=lambda k: ".".join(p for p in k if p))
-def test_opinfo_samples(key, dtype):
+def _tally(key, dtype, installed):
     op = _opinfo(*key)
     if dtype not in op.supported_dtypes("cpu"):
         pytest.skip(f"PyTorch's {key[0]} does not take {dtype} on the CPU")
     tally = {"match": 0, "refused": 0, "wrong": 0, "crash": 0}
     failures = []
     torch.manual_seed(0)  # the samples' own random tensors
+    at.reset_routing_counts()
     for i, sample in enumerate(op.sample_inputs("cpu", dtype, requires_grad=True)):
-        kind, why = _classify(op, OURS[key], sample, dtype, seed=i)
+        kind, why = _classify(op, OURS[key], sample, dtype, seed=i, installed=installed)
         tally[kind] += 1
         if kind in ("wrong", "crash"):
             failures.append(f"sample {i} {sample}: {kind}: {why}")
-    OPINFO_TALLY[(".".join(p for p in key if p), str(dtype)[6:])] = tally
+    name = ".".join(p for p in key if p)
+    if installed:
+        counts = at.routing_counts()
+        tally["calls ours"] = sum(n for (_, where), n in counts.items() if where == "aclnn_cpu")
+        tally["calls theirs"] = sum(n for (_, where), n in counts.items() if where == "pytorch")
+        name += " (install)"
+    OPINFO_TALLY[(name, str(dtype)[6:])] = tally
     assert not failures, "\n".join(failures[:10])
+    return tally
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("key", list(OURS), ids=lambda k: ".".join(p for p in k if p))
+def test_opinfo_samples(key, dtype):
+    _tally(key, dtype, installed=False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("key", list(OURS), ids=lambda k: ".".join(p for p in k if p))
+def test_opinfo_samples_under_install(key, dtype):
+    """PyTorch's own functions, unchanged, with aclnn_cpu.torch.install() active: every sample
+    matches (whatever went to PyTorch's kernel is counted, not refused), and most calls ran
+    ours."""
+    tally = _tally(key, dtype, installed=True)
+    assert tally["refused"] == 0
+    assert tally["calls ours"] > 0
