@@ -115,6 +115,23 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropy(void *workspace, uint
                                                            aclOpExecutor *executor,
                                                            aclrtStream stream);
 
+/* aclnnCpuLinearCrossEntropy with final-logit soft-capping (Gemma 2/3): logitSoftcap > 0 replaces
+ * every logit z by logitSoftcap * tanh(z / logitSoftcap) before the cross-entropy (and the z-loss),
+ * and the gradients go through it (times 1 - tanh^2); 0 is no capping, the first version's
+ * behaviour. A negative or non-finite cap is refused (ACLNN_ERR_PARAM_INVALID). */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropyV2GetWorkspaceSize(
+    const aclTensor *input, const aclTensor *linearWeight, const aclTensor *linearBiasOptional,
+    const aclTensor *target, const aclTensor *weightOptional, const aclTensor *gradLossOptional,
+    char *reductionOptional, int64_t ignoreIndex, double labelSmoothing,
+    double lseSquareScaleForZloss, double logitSoftcap, int64_t chunkSize,
+    const aclTensor *lossOut, const aclTensor *lseOut, const aclTensor *gradInputOptional,
+    const aclTensor *gradWeightOptional, const aclTensor *gradBiasOptional, uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropyV2(void *workspace,
+                                                             uint64_t workspaceSize,
+                                                             aclOpExecutor *executor,
+                                                             aclrtStream stream);
+
 /* Vocabulary-parallel cross-entropy (docs/large_vocab.md): each process holds the logits of a
  * shard of the classes, columns [classOffset, classOffset + Vs) of numClasses, and every
  * process the whole target (N,) and class weights (numClasses,).

@@ -347,23 +347,25 @@ std::vector<std::optional<TensorArg>> ParseViews(const char* fn,
   return args;
 }
 
-// aclnnCpuLinearCrossEntropy (include/aclnn_cpu/aclnn_cpu_ext.h): views of input,
+// aclnnCpuLinearCrossEntropyV2 (include/aclnn_cpu/aclnn_cpu_ext.h): views of input,
 // linearWeight, linearBiasOptional, target, weightOptional, gradLossOptional, lossOut, lseOut,
 // gradInputOptional, gradWeightOptional, gradBiasOptional. The caller (aclnn_cpu/torch.py)
 // allocates the outputs, which overlap nothing.
 Result LinearCrossEntropy(const std::vector<nb::object>& views, const std::vector<int>& dtypes,
                           std::optional<std::string> reduction, int64_t ignore_index,
-                          double label_smoothing, double zloss, int64_t chunk_size, int threads) {
+                          double label_smoothing, double zloss, double softcap, int64_t chunk_size,
+                          int threads) {
   const auto args = ParseViews("linear_cross_entropy", views, dtypes, 11);
   std::string reduction_buffer = reduction.value_or("");
   char* red = reduction ? reduction_buffer.data() : nullptr;
   nb::gil_scoped_release release;
   const Phase1Fn phase1 = [&](aclTensor* const* t, uint64_t* ws, aclOpExecutor** ex) {
-    return aclnnCpuLinearCrossEntropyGetWorkspaceSize(
-        t[0], t[1], t[2], t[3], t[4], t[5], red, ignore_index, label_smoothing, zloss, chunk_size,
-        t[6], t[7], t[8], t[9], t[10], ws, ex);
+    return aclnnCpuLinearCrossEntropyV2GetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], t[5], red, ignore_index, label_smoothing, zloss, softcap,
+        chunk_size, t[6], t[7], t[8], t[9], t[10], ws, ex);
   };
-  return Execute("aclnnCpuLinearCrossEntropy", phase1, aclnnCpuLinearCrossEntropy, args, threads);
+  return Execute("aclnnCpuLinearCrossEntropyV2", phase1, aclnnCpuLinearCrossEntropyV2, args,
+                 threads);
 }
 
 // aclnnCpuCrossEntropyShardStats: views of logits, target, weightOptional, lseOut,
@@ -409,7 +411,7 @@ NB_MODULE(_C, m) {
   m.def("declare", &Declare, "Dtype and shape of every parameter for a problem.");
   m.def("run", &Run, "One operator call through CANN's two phases; (status, message).");
   m.def("linear_cross_entropy", &LinearCrossEntropy,
-        "aclnnCpuLinearCrossEntropy over raw views; (status, message).");
+        "aclnnCpuLinearCrossEntropyV2 over raw views; (status, message).");
   m.def("shard_stats", &ShardStats,
         "aclnnCpuCrossEntropyShardStats over raw views; (status, message).");
   m.def("grad_shard", &GradShard,

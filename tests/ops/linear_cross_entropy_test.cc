@@ -5,6 +5,7 @@
 // one class, all rows ignored, N == 0; canaries for refused calls; run-to-run determinism.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct Case {
   const char* reduction = "mean";
   bool weight = false, bias = false, grad_loss = true;
   double ls = 0.0, z = 0.0;
+  double softcap = 0.0;  // > 0: through aclnnCpuLinearCrossEntropyV2
   int64_t chunk = 0;
   Layout layout = Layout::kContiguous;
   int ignore_every = 5;                              // every k-th row ignored (1: all)
@@ -39,8 +41,8 @@ struct Case {
     return std::string(reduction) + " dtype " + std::to_string(dtype) + " N " + std::to_string(n) +
            " H " + std::to_string(h) + " V " + std::to_string(v) + (weight ? " +weight" : "") +
            (bias ? " +bias" : "") + " ls " + std::to_string(ls) + " z " + std::to_string(z) +
-           " chunk " + std::to_string(chunk) + " layout " + testing_support::LayoutName(layout) +
-           (grad_loss ? "" : " (gradLoss ones)");
+           " softcap " + std::to_string(softcap) + " chunk " + std::to_string(chunk) + " layout " +
+           testing_support::LayoutName(layout) + (grad_loss ? "" : " (gradLoss ones)");
   }
 };
 
@@ -67,6 +69,18 @@ struct Tensors {
 };
 
 OpResult RunLce(const Case& k, Tensors& t, bool grads = true) {
+  if (k.softcap != 0.0) {
+    return RunOp(
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+          return aclnnCpuLinearCrossEntropyV2GetWorkspaceSize(
+              t.x.get(), t.w.get(), k.bias ? t.b.get() : nullptr, t.target.get(),
+              k.weight ? t.cw.get() : nullptr, k.grad_loss ? t.g.get() : nullptr,
+              const_cast<char*>(k.reduction), -100, k.ls, k.z, k.softcap, k.chunk, t.loss.get(),
+              t.lse.get(), grads ? t.gx.get() : nullptr, grads ? t.gw.get() : nullptr,
+              grads && k.bias ? t.gb.get() : nullptr, ws, ex);
+        },
+        aclnnCpuLinearCrossEntropyV2);
+  }
   return RunOp(
       [&](uint64_t* ws, aclOpExecutor** ex) {
         return aclnnCpuLinearCrossEntropyGetWorkspaceSize(
@@ -115,7 +129,7 @@ void Check(const Case& k) {
   }
   const OpResult r = RunLce(k, t);
   ASSERT_EQ(r.status, 0) << r.message;
-  const ref::LinearCrossEntropyResult e = ref::LinearCrossEntropy(a, k.h, x, w, b, g);
+  const ref::LinearCrossEntropyResult e = ref::LinearCrossEntropy(a, k.h, x, w, b, g, k.softcap);
   const tolerance::LinearCrossEntropyBounds bound =
       tolerance::LinearCrossEntropyBound(a, k.h, x, w, b, g, e, k.dtype);
   tolerance::ErrorStats s;
@@ -149,6 +163,41 @@ TEST(LinearCrossEntropy, EveryReductionAndOption) {
       k.grad_loss = false;  // gradLoss null: ones
       Check(k);
     }
+  }
+}
+
+// Gemma's final-logit soft-capping: caps that bind (logits of a few units against a cap of 2)
+// and that barely do, every dtype, reduction and chunking, with bias, weights, smoothing, z-loss.
+TEST(LinearCrossEntropy, SoftcapThroughV2) {
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_FLOAT16}) {
+    for (const char* red : {"none", "mean", "sum"}) {
+      for (double cap : {2.0, 30.0}) {
+        Case k;
+        k.dtype = dt;
+        k.reduction = red;
+        k.softcap = cap;
+        k.bias = k.weight = true;
+        k.ls = 0.1;
+        k.z = 1e-3;
+        k.chunk = 16;
+        Check(k);
+      }
+    }
+  }
+}
+
+TEST(LinearCrossEntropy, SoftcapMustBePositiveAndFinite) {
+  for (double cap :
+       {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    Case k;
+    k.softcap = cap;
+    Tensors t(k);
+    const std::vector<double> canary(static_cast<size_t>(t.gx.numel()), 7.0);
+    t.gx.Set(canary);
+    const OpResult r = RunLce(k, t);
+    EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID) << cap;
+    EXPECT_NE(r.message.find("logitSoftcap"), std::string::npos) << r.message;
+    EXPECT_EQ(t.gx.Get(), canary);
   }
 }
 

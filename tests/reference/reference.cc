@@ -321,7 +321,7 @@ LinearCrossEntropyResult LinearCrossEntropy(const CrossEntropyArgs& a, int64_t h
                                             const std::vector<double>& x,
                                             const std::vector<double>& w,
                                             const std::vector<double>& bias,
-                                            const std::vector<double>& grad_loss) {
+                                            const std::vector<double>& grad_loss, double softcap) {
   const int64_t n = a.n, v = a.c;
   LinearCrossEntropyResult r;
   r.logits.assign(static_cast<size_t>(n * v), 0.0);
@@ -329,11 +329,17 @@ LinearCrossEntropyResult LinearCrossEntropy(const CrossEntropyArgs& a, int64_t h
     for (int64_t j = 0; j < v; ++j) {
       double z = bias.empty() ? 0.0 : bias[j];
       for (int64_t k = 0; k < h; ++k) z += x[i * h + k] * w[j * h + k];
-      r.logits[i * v + j] = z;
+      r.logits[i * v + j] = softcap > 0.0 ? softcap * std::tanh(z / softcap) : z;
     }
   }
   r.ce = CrossEntropyLoss(a, r.logits);
   r.grad_logits = CrossEntropyLossGrad(a, r.ce.log_prob, grad_loss, {}, r.ce.lse);
+  if (softcap > 0.0) {
+    for (size_t k = 0; k < r.logits.size(); ++k) {
+      const double t = r.logits[k] / softcap;
+      r.grad_logits[k] *= 1.0 - t * t;
+    }
+  }
   const std::vector<double>& g = r.grad_logits;
   r.grad_input.assign(static_cast<size_t>(n * h), 0.0);
   r.grad_weight.assign(static_cast<size_t>(v * h), 0.0);

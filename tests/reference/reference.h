@@ -79,7 +79,9 @@ CrossEntropyResult CrossEntropyLoss(const CrossEntropyArgs& a, const std::vector
 
 // The fused linear cross-entropy: logits = x w^T + bias (x: N x H, w: V x H = a.c x h, bias: V
 // values or empty), then CrossEntropyLoss and, with grad_loss, CrossEntropyLossGrad G;
-// grad_input = G w, grad_weight = G^T x, grad_bias = the column sums of G.
+// grad_input = G w, grad_weight = G^T x, grad_bias = the column sums of G. softcap > 0: the
+// logits are softcap * tanh(z / softcap) of z = x w^T + bias (`logits` holds those), and G is
+// the gradient with respect to z (times 1 - tanh^2).
 struct LinearCrossEntropyResult {
   std::vector<double> logits;  // N*V
   CrossEntropyResult ce;
@@ -89,7 +91,8 @@ LinearCrossEntropyResult LinearCrossEntropy(const CrossEntropyArgs& a, int64_t h
                                             const std::vector<double>& x,
                                             const std::vector<double>& w,
                                             const std::vector<double>& bias,
-                                            const std::vector<double>& grad_loss);
+                                            const std::vector<double>& grad_loss,
+                                            double softcap = 0.0);
 
 // Cross-entropy with class-probability targets (PyTorch's semantics), x and q (N, C) row-major,
 // weight (C,) or empty: q' = (1 - ls) q + ls / C, loss_i = -sum_c w_c q'_ic log_softmax(x)_ic;

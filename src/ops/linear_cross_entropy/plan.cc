@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/workspace.h"
+#include "kernels/softcap.h"
 #include "ops/common/strided.h"
 #include "ops/cross_entropy_loss/plan.h"
 #include "ops/cross_entropy_loss_grad/plan.h"
@@ -133,6 +134,12 @@ Status Validate(const Args& a, Checked* out) {
   if (a.grad_bias != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckShapeIs(kOp, "gradBiasOptional", a.grad_bias, {v}, "(V,)", kShape));
   }
+  if (!(a.softcap >= 0.0 && a.softcap <= 3.0e38)) {
+    return MakeError(kDtype,
+                     "%s: logitSoftcap is %g; it must be 0 (no soft-capping) or a positive finite "
+                     "cap.",
+                     kOp, a.softcap);
+  }
   if (a.chunk_size < 0) {
     return MakeError(kShape, "%s: chunkSize is %lld; it must be 0 (automatic) or positive.", kOp,
                      static_cast<long long>(a.chunk_size));
@@ -159,6 +166,7 @@ Status Validate(const Args& a, Checked* out) {
   ce::DescribeCommon(soc, r, n, v, a.target, a.weight, a.ignore_index, a.label_smoothing,
                      soc.ignores_zloss() ? 0.0 : a.zloss_scale, out);
   out->h = h;
+  out->softcap = static_cast<float>(a.softcap);
   out->chunk = a.chunk_size > 0 ? std::min(a.chunk_size, std::max<int64_t>(n, 1))
                                 : AutoChunkRows(n, v, a.input->dtype);
   out->input = DescribeTensor(a.input);
@@ -205,6 +213,7 @@ class LcePlan final : public Plan {
   Status Init() {
     const int64_t n = k_.n, v = k_.c, h = k_.h, nc = k_.chunk;
     dtype_ = k_.input.dtype;
+    if (k_.softcap > 0.0f) softcap_ = GetSoftcapKernels();
     // BF16 operands where oneDNN has no BF16 product (no AVX512_BF16/AVX512_CORE, AArch64
     // without BF16), or when tests force it: f32 products on operands converted a block at a
     // time (docs/large_vocab.md).
@@ -215,6 +224,8 @@ class LcePlan final : public Plan {
     zl_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
     lse_rows_ = booker_.Book<double>(static_cast<uint64_t>(n));
     logits_ = booker_.Book<float>(static_cast<uint64_t>(nc * v));
+    if (k_.softcap > 0.0f && k_.grads())
+      cap_deriv_ = booker_.Book<float>(static_cast<uint64_t>(nc * v));
     if (k_.grads() && dtype_ == ACL_BF16 && !f32_products_) {
       g16_ = booker_.Book<uint16_t>(static_cast<uint64_t>(nc * v));
     }
@@ -301,11 +312,11 @@ class LcePlan final : public Plan {
   std::string Describe() const override {
     return StrFormat(
         "N %lld, H %lld, V %lld, %s, reduction %s, weight %s, bias %s, ls %g, z-loss %g, chunk "
-        "%lld rows, gradients%s%s%s, matmul %s",
+        "%lld rows, softcap %g, gradients%s%s%s, matmul %s",
         static_cast<long long>(k_.n), static_cast<long long>(k_.h), static_cast<long long>(k_.c),
         DtypeName(dtype_), ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no",
         k_.has_bias ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
-        static_cast<long long>(k_.chunk), k_.want_input ? " input" : "",
+        static_cast<long long>(k_.chunk), k_.softcap, k_.want_input ? " input" : "",
         k_.want_weight ? " weight" : "", k_.want_bias ? " bias" : "",
         f32_products_ ? "f32 sgemm on converted 16-bit blocks" : logits_mm_[0].impl());
   }
@@ -327,6 +338,7 @@ class LcePlan final : public Plan {
     float* dw_acc = Grant<float>(ws, dw_acc_);
     float* db = Grant<float>(ws, db_acc_);
     float* one = Grant<float>(ws, one_);
+    float* cap_deriv = Grant<float>(ws, cap_deriv_);
     *one = 1.0f;
     void* sub = Grant<unsigned char>(ws, sub_);
     void* scratch = Grant<unsigned char>(ws, scratch_);
@@ -346,11 +358,13 @@ class LcePlan final : public Plan {
         ACLNN_RETURN_IF_ERROR(
             logits_mm_[which].Run(x, k_.linear_weight.data, logits, k_.linear_bias.data, scratch));
       }
+      if (k_.softcap > 0.0f) Softcap(logits, cap_deriv, m);
       ACLNN_RETURN_IF_ERROR(
           ce_fwd::RunPlanOnce(FwdChunk(i0, m, logits, lse_rows, loss_rows, zl_rows), sub));
       if (!k_.grads()) continue;
       ACLNN_RETURN_IF_ERROR(
           ce_grad::RunPlanOnce(GradChunk(i0, m, logits, lse_rows, scan, one), sub));
+      if (k_.softcap > 0.0f) SoftcapGradient(logits, cap_deriv, m);
       if (db != nullptr) AddColumnSums(logits, m, db);
       if (h == 0) continue;
       if (f32_products_) {
@@ -538,6 +552,24 @@ class LcePlan final : public Plan {
     }
   }
 
+  // The chunk's logits capped in place (softcap * tanh(z / softcap)) and, with gradients, the
+  // factor 1 - tanh^2 of the derivative.
+  void Softcap(float* logits, float* deriv, int64_t m) const {
+    const int64_t v = k_.c;
+    ParallelFor(m, NumThreads(), 1, [&](int, int64_t b, int64_t e) {
+      softcap_.cap(logits + b * v, deriv != nullptr ? deriv + b * v : nullptr,
+                   static_cast<size_t>((e - b) * v), k_.softcap);
+    });
+  }
+
+  // The gradient of the capped logits turned into that of the logits (times the factor).
+  void SoftcapGradient(float* g, const float* deriv, int64_t m) const {
+    const int64_t v = k_.c;
+    ParallelFor(m, NumThreads(), 1, [&](int, int64_t b, int64_t e) {
+      softcap_.scale(g + b * v, deriv + b * v, static_cast<size_t>((e - b) * v));
+    });
+  }
+
   // db[j] += sum over the chunk's rows of g[i][j], rows in order (the same bits for any
   // thread count: columns are split, not rows).
   void AddColumnSums(const float* g, int64_t m, float* db) const {
@@ -576,7 +608,8 @@ class LcePlan final : public Plan {
   Matmul logits_mm_[2], dx_mm_[2], dw_mm_[2];
   WorkspaceBooker booker_;
   WorkspaceBooking rows_, weights_, loss_rows_, zl_rows_, lse_rows_, logits_, g16_, dw_acc_,
-      db_acc_, one_, sub_, scratch_, xf_, wf_, gxf_, bf_;
+      db_acc_, one_, sub_, scratch_, xf_, wf_, gxf_, bf_, cap_deriv_;
+  SoftcapKernels softcap_;  // chosen at phase 1, with the plan's other kernels
 };
 
 }  // namespace

@@ -20,6 +20,7 @@ struct Args {
   const char* reduction;
   int64_t ignore_index;
   double label_smoothing, zloss_scale;
+  double softcap;  // 0: none; else logits <- softcap * tanh(logits / softcap)
   int64_t chunk_size;
   const aclTensor *loss_out, *lse_out, *grad_input, *grad_weight, *grad_bias;
 };
@@ -28,6 +29,7 @@ struct Checked : ce::Common {  // c: the vocabulary V
   bool empty = false;          // V == 0: nothing to compute, nothing written
   int64_t h = 0;               // hidden size
   int64_t chunk = 1;           // rows per chunk
+  float softcap = 0.0f;        // final-logit soft-capping (0: none)
   TensorDesc input, linear_weight, linear_bias, grad_loss, loss, lse, grad_input, grad_weight,
       grad_bias;
   bool has_bias = false, has_grad_loss = false;
