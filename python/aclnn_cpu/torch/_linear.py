@@ -16,7 +16,7 @@ from ._common import _check_cpu, _ext_call, _loss_shape
 def _lce_run(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: Optional[Tensor],
              weight: Optional[Tensor], grad_loss: Optional[Tensor], reduction: str,
              ignore_index: int, label_smoothing: float, z_loss_scale: float, chunk_size: int,
-             fp32_loss: bool, with_grads: bool):
+             fp32_loss: bool, with_grads: bool, softcap: float = 0.0):
     """One aclnnCpuLinearCrossEntropy call: (loss, lse, grad_input, grad_weight, grad_bias); the
     gradients are empty tensors when not asked for."""
     stats = torch.float32 if fp32_loss else input.dtype
@@ -28,7 +28,7 @@ def _lce_run(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
     gb = torch.empty_like(linear_bias) if with_grads and linear_bias is not None else None
     _ext_call(_ac._C.linear_cross_entropy,
               [input, linear_weight, linear_bias, target, weight, grad_loss, loss, lse, gi, gw, gb],
-              reduction, ignore_index, label_smoothing, z_loss_scale, chunk_size)
+              reduction, ignore_index, label_smoothing, z_loss_scale, softcap, chunk_size)
     def empty():  # a fresh one each: outputs must not alias each other
         return input.new_empty((0,))
 
@@ -40,13 +40,15 @@ def _lce_run(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: 
 def _linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,
                           linear_bias: Optional[Tensor], weight: Optional[Tensor], reduction: str,
                           ignore_index: int, label_smoothing: float, z_loss_scale: float,
-                          chunk_size: int, fp32_loss: bool, with_grads: bool
+                          chunk_size: int, fp32_loss: bool, with_grads: bool,
+                          softcap: float = 0.0
                           ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """(loss, lse, grad_input, grad_weight, grad_bias). with_grads: the gradients of the loss
-    itself (gradLoss = 1) come out of the same pass; otherwise they are empty."""
+    itself (gradLoss = 1) come out of the same pass; otherwise they are empty. softcap > 0:
+    the logits soft-capped (softcap * tanh(logits / softcap)) before the loss."""
     return _lce_run(input, linear_weight, target, linear_bias, weight, None, reduction,
                     ignore_index, label_smoothing, z_loss_scale, chunk_size, fp32_loss,
-                    with_grads)
+                    with_grads, softcap)
 
 
 def _lce_fake_outputs(input, linear_weight, linear_bias, reduction, fp32_loss, with_grads):
@@ -61,7 +63,7 @@ def _lce_fake_outputs(input, linear_weight, linear_bias, reduction, fp32_loss, w
 
 @_linear_cross_entropy.register_fake
 def _(input, linear_weight, target, linear_bias, weight, reduction, ignore_index, label_smoothing,
-      z_loss_scale, chunk_size, fp32_loss, with_grads):
+      z_loss_scale, chunk_size, fp32_loss, with_grads, softcap=0.0):
     return _lce_fake_outputs(input, linear_weight, linear_bias, reduction, fp32_loss, with_grads)
 
 
@@ -70,28 +72,28 @@ def _(input, linear_weight, target, linear_bias, weight, reduction, ignore_index
 def _linear_cross_entropy_backward(grad_loss: Tensor, input: Tensor, linear_weight: Tensor,
                                    target: Tensor, linear_bias: Optional[Tensor],
                                    weight: Optional[Tensor], reduction: str, ignore_index: int,
-                                   label_smoothing: float, z_loss_scale: float, chunk_size: int
-                                   ) -> tuple[Tensor, Tensor, Tensor]:
+                                   label_smoothing: float, z_loss_scale: float, chunk_size: int,
+                                   softcap: float = 0.0) -> tuple[Tensor, Tensor, Tensor]:
     """(grad_input, grad_weight, grad_bias) for any gradLoss: the logits are computed again, a
     chunk at a time (reduction "none", or a forward that did not compute them)."""
     _, _, gi, gw, gb = _lce_run(input, linear_weight, target, linear_bias, weight,
                                 grad_loss.contiguous(), reduction, ignore_index, label_smoothing,
-                                z_loss_scale, chunk_size, False, True)
+                                z_loss_scale, chunk_size, False, True, softcap)
     return gi, gw, gb
 
 
 @_linear_cross_entropy_backward.register_fake
 def _(grad_loss, input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
-      label_smoothing, z_loss_scale, chunk_size):
+      label_smoothing, z_loss_scale, chunk_size, softcap=0.0):
     _, _, gi, gw, gb = _lce_fake_outputs(input, linear_weight, linear_bias, reduction, False, True)
     return gi, gw, gb
 
 
 def _lce_setup(ctx, inputs, output):
     (input, linear_weight, target, linear_bias, weight, reduction, ignore_index, label_smoothing,
-     z_loss_scale, chunk_size, _, with_grads) = inputs
+     z_loss_scale, chunk_size, _, with_grads, softcap) = inputs
     _, lse, gi, gw, gb = output
-    ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale, chunk_size)
+    ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale, chunk_size, softcap)
     ctx.with_grads = with_grads
     ctx.has_bias = linear_bias is not None
     if with_grads:  # the gradients are ready; the backward scales them by the loss's gradient
@@ -103,7 +105,7 @@ def _lce_setup(ctx, inputs, output):
 
 
 def _lce_grad(ctx, grad_loss, grad_lse, grad_gi, grad_gw, grad_gb):
-    none = (None,) * 9
+    none = (None,) * 10
     if grad_loss is None:
         return (None, None) + none + (None,)
     if ctx.with_grads:
@@ -118,7 +120,7 @@ def _lce_grad(ctx, grad_loss, grad_lse, grad_gi, grad_gw, grad_gb):
         gi, gw, gb = _linear_cross_entropy_backward(
             grad_loss.to(torch.float32), input, linear_weight, target, linear_bias, weight,
             *ctx.options)
-    return (gi, gw, None, gb if ctx.has_bias else None) + (None,) * 8
+    return (gi, gw, None, gb if ctx.has_bias else None) + (None,) * 9
 
 
 _linear_cross_entropy.register_autograd(_lce_grad, setup_context=_lce_setup)
@@ -128,7 +130,8 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          linear_bias: Optional[Tensor] = None, weight: Optional[Tensor] = None,
                          reduction: str = "mean", ignore_index: Optional[int] = None,
                          label_smoothing: float = 0.0, options=None, z_loss_scale: float = 0.0,
-                         chunk_size: int = 0, fp32_loss: bool = False) -> Tensor:
+                         chunk_size: int = 0, fp32_loss: bool = False,
+                         softcap: float = 0.0) -> Tensor:
     """``torch.nn.functional.linear_cross_entropy`` (PyTorch 2.15's signature and semantics):
     ``F.cross_entropy(F.linear(input, linear_weight, linear_bias), target, weight, ...)`` without
     the (N, V) logits. Rows are processed ``chunk_size`` at a time (0: automatic, the chunk's
@@ -136,7 +139,9 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     ``torch.nn.LinearCrossEntropyOptions`` sets it too), the matrix products by oneDNN.
     ``ignore_index=None`` means -100, as in PyTorch. input (..., H) and linear_weight (V, H):
     float32 or bfloat16. Beyond PyTorch's: label smoothing on the chunked path, the z-loss term
-    (``z_loss_scale``, part of the loss), ``fp32_loss``. With ``reduction`` "mean" or "sum" and
+    (``z_loss_scale``, part of the loss), ``fp32_loss``, ``softcap`` (> 0: Gemma 2/3's
+    final-logit soft-capping ``softcap * tanh(logits / softcap)`` before the loss, fused:
+    aclnnCpuLinearCrossEntropyV2). With ``reduction`` "mean" or "sum" and
     a gradient needed, the forward computes the gradients in the same pass (three matrix
     products in all, as F.linear's forward and backward); with "none" the backward computes the
     logits again (four).
@@ -152,6 +157,10 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
         weight = weight.float()  # PyTorch's has the input's dtype, the library's is FLOAT: exact
     if target.is_floating_point() or input.dtype == torch.float64 or linear_weight.dim() != 2:
+        if softcap:
+            raise NotImplementedError(
+                "aclnn_cpu.torch.linear_cross_entropy: softcap is fused only: class indices, "
+                "float32, bfloat16 or float16, and a (V, H) weight.")
         return _unfused(input, linear_weight, target, linear_bias, weight, reduction,
                         int(ignore_index), float(label_smoothing), float(z_loss_scale),
                         bool(fp32_loss))
@@ -164,7 +173,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     loss, _, _, _, _ = _linear_cross_entropy(x, linear_weight, t, linear_bias, weight, reduction,
                                              int(ignore_index), float(label_smoothing),
                                              float(z_loss_scale), int(chunk_size),
-                                             bool(fp32_loss), with_grads)
+                                             bool(fp32_loss), with_grads, float(softcap))
     if reduction == "none":
         loss = loss.reshape(target.shape)
     return loss
