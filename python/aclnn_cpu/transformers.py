@@ -1,5 +1,5 @@
 """Hugging Face causal language models trained without their logits: ``apply(model)`` makes a
-``*ForCausalLM`` compute its loss, when ``labels`` (or ``shift_labels``) are given, with the fused
+``*ForCausalLM`` compute its loss, when ``labels`` are given (as HF does), with the fused
 linear cross-entropy (``aclnn_cpu.torch.linear_cross_entropy``) on the last hidden states, so the
 (batch, sequence, vocabulary) logits never exist. docs/integrations.md.
 
@@ -102,7 +102,7 @@ def apply(model):
         extra = params.get("kwargs", {})
         labels = params.get("labels")
         shift_labels = extra.get("shift_labels")
-        if labels is None and shift_labels is None:
+        if labels is None:  # HF computes no loss then, whatever shift_labels says
             return original(*args, **kwargs)
         params["labels"] = None
         as_tuple = params.get("return_dict", extra.get("return_dict")) is False
