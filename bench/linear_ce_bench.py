@@ -8,6 +8,12 @@ time and peak memory.
                products alone plus our loss, the yardstick of the 1.3x target
     eager    - PyTorch: F.cross_entropy(F.linear(x, w), t)
     compile  - the same under torch.compile (compiled before timing)
+    chunked  - PyTorch 2.15's F.linear_cross_entropy(..., options=LinearCrossEntropyOptions()),
+               its chunked path (it refuses label smoothing and falls back to the reference,
+               with a warning)
+
+--bias adds a linear bias (all three gradients: input, weight, bias); --smoothing sets the
+label smoothing of every contender.
 
 Time: the contenders interleaved in one process, one step each per round, median over rounds.
 Peak memory: each contender in a fresh process; the peak resident size during one step (VmHWM
@@ -16,6 +22,7 @@ parameters allocated) minus the gradients' bytes: what the step needs beyond the
 parameters and their gradients, against the bytes of the (N, V) logits in the input's dtype.
 
     python bench/linear_ce_bench.py [--shape 4096x1024x128256] [--dtype float32] [--rounds 3]
+        [--bias] [--smoothing 0.1] [--contenders fused,chunked,compile]
 """
 
 import argparse
@@ -28,33 +35,42 @@ import time
 
 from bench_util import cpu_name, reset_peak, status_bytes
 
-CONTENDERS = ("fused", "unfused", "eager", "compile")
+CONTENDERS = ("fused", "unfused", "eager", "compile", "chunked")
 
 
-def make(torch, shape, dtype):
+def make(torch, shape, dtype, bias):
     n, h, v = shape
     gen = torch.Generator().manual_seed(0)
     dt = getattr(torch, dtype)
     x = torch.randn(n, h, generator=gen, dtype=dt).requires_grad_()
     w = (torch.randn(v, h, generator=gen, dtype=dt) * 0.02).requires_grad_()
+    b = (torch.randn(v, generator=gen, dtype=dt) * 0.02).requires_grad_() if bias else None
     t = torch.randint(0, v, (n,), generator=gen)
-    return x, w, t
+    return x, w, b, t
 
 
-def step_fn(torch, at, name):
+def step_fn(torch, at, name, ls):
     F = torch.nn.functional
     if name == "fused":
-        return lambda x, w, t: at.linear_cross_entropy(x, w, t)
+        return lambda x, w, b, t: at.linear_cross_entropy(x, w, t, linear_bias=b,
+                                                          label_smoothing=ls)
     if name == "unfused":
-        return lambda x, w, t: at.cross_entropy(F.linear(x, w), t, lean=True,
-                                                inplace_backward=True)
-    eager = lambda x, w, t: F.cross_entropy(F.linear(x, w), t)  # noqa: E731
+        return lambda x, w, b, t: at.cross_entropy(F.linear(x, w, b), t, lean=True,
+                                                   inplace_backward=True, label_smoothing=ls)
+    if name == "chunked":
+        opts = torch.nn.LinearCrossEntropyOptions()
+        return lambda x, w, b, t: F.linear_cross_entropy(x, w, t, linear_bias=b,
+                                                         label_smoothing=ls, options=opts)
+    eager = lambda x, w, b, t: F.cross_entropy(F.linear(x, w, b), t,  # noqa: E731
+                                               label_smoothing=ls)
     return torch.compile(eager) if name == "compile" else eager
 
 
-def run_step(fn, x, w, t):
+def run_step(fn, x, w, b, t):
     x.grad = w.grad = None
-    loss = fn(x, w, t)
+    if b is not None:
+        b.grad = None
+    loss = fn(x, w, b, t)
     loss.backward()
     return loss.item()
 
@@ -63,19 +79,18 @@ def run_step(fn, x, w, t):
 
 
 
-def memory_child(shape, dtype, name):
+def memory_child(shape, dtype, name, bias, ls):
     import torch
     import aclnn_cpu.torch as at
     torch.set_num_threads(2)
-    fn = step_fn(torch, at, name)
-    xs, ws, ts = make(torch, (64, shape[1], 1000), dtype)
-    run_step(fn, xs, ws, ts)  # load, initialise (and compile) on a small problem
-    x, w, t = make(torch, shape, dtype)
+    fn = step_fn(torch, at, name, ls)
+    run_step(fn, *make(torch, (64, shape[1], 1000), dtype, bias))  # load, initialise, compile
+    x, w, b, t = make(torch, shape, dtype, bias)
     reset_peak()
     base = status_bytes("VmRSS:")
-    loss = fn(x, w, t)
+    loss = fn(x, w, b, t)
     loss.backward()
-    grads = x.grad.numel() * x.grad.element_size() + w.grad.numel() * w.grad.element_size()
+    grads = sum(p.grad.numel() * p.grad.element_size() for p in (x, w, b) if p is not None)
     logits = shape[0] * shape[2] * x.element_size()
     print(json.dumps({"extra": status_bytes("VmHWM:") - base - grads, "logits": logits,
                       "loss": float(loss)}))
@@ -88,10 +103,12 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--contenders", default=",".join(CONTENDERS))
     p.add_argument("--memory-child", choices=CONTENDERS)
+    p.add_argument("--bias", action="store_true")
+    p.add_argument("--smoothing", type=float, default=0.0)
     args = p.parse_args()
     shape = tuple(int(v) for v in args.shape.split("x"))
     if args.memory_child:
-        memory_child(shape, args.dtype, args.memory_child)
+        memory_child(shape, args.dtype, args.memory_child, args.bias, args.smoothing)
         return
     names = args.contenders.split(",")
 
@@ -102,25 +119,28 @@ def main():
     n, h, v = shape
     print(f"N {n}, H {h}, V {v}, {args.dtype}, 2 threads, {cpu}, {os.cpu_count()} logical "
           f"CPUs; torch {torch.__version__} (capability "
-          f"{torch.backends.cpu.get_cpu_capability()})", flush=True)
+          f"{torch.backends.cpu.get_cpu_capability()}); bias {args.bias}, label smoothing "
+          f"{args.smoothing}; ACLNN_CPU_BF16_PRODUCTS="
+          f"{os.environ.get('ACLNN_CPU_BF16_PRODUCTS', '(auto)')}", flush=True)
     mem = {}
     for name in names:
         out = subprocess.run([sys.executable, __file__, "--shape", args.shape, "--dtype",
-                              args.dtype, "--memory-child", name], capture_output=True, text=True,
-                             check=True)
+                              args.dtype, "--memory-child", name, "--smoothing",
+                              str(args.smoothing)] + (["--bias"] if args.bias else []),
+                             capture_output=True, text=True, check=True)
         mem[name] = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"  memory {name}: {mem[name]}", flush=True)
-    x, w, t = make(torch, shape, args.dtype)
-    fns = {name: step_fn(torch, at, name) for name in names}
-    xs, ws, ts = make(torch, (64, h, 1000), args.dtype)
+    x, w, b, t = make(torch, shape, args.dtype, args.bias)
+    fns = {name: step_fn(torch, at, name, args.smoothing) for name in names}
+    small = make(torch, (64, h, 1000), args.dtype, args.bias)
     for name in names:
-        run_step(fns[name], xs, ws, ts)  # compile / initialise outside the timing
+        run_step(fns[name], *small)  # compile / initialise outside the timing
     times = {name: [] for name in names}
     losses = {}
     for r in range(args.rounds):
         for name in names:
             t0 = time.perf_counter()
-            losses[name] = run_step(fns[name], x, w, t)
+            losses[name] = run_step(fns[name], x, w, b, t)
             times[name].append(time.perf_counter() - t0)
         print(f"  round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()),
               flush=True)
@@ -128,10 +148,11 @@ def main():
     flop = 3 * 2.0 * n * h * v
     print("\n| contender | step (s) | GFLOP/s | / fused | extra memory (MB) | % of the logits |")
     print("|---|---|---|---|---|---|")
+    ref = med.get("fused", next(iter(med.values())))
     for name in names:
         m = mem[name]
         print(f"| {name} | {med[name]:.2f} | {flop / med[name] / 1e9:.0f} | "
-              f"{med[name] / med['fused']:.2f}x | {m['extra'] / 1e6:.0f} | "
+              f"{med[name] / ref:.2f}x | {m['extra'] / 1e6:.0f} | "
               f"{100.0 * m['extra'] / m['logits']:.1f}% |")
     print("\nlosses: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
 

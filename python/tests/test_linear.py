@@ -16,6 +16,10 @@ OPTIONS = [
     dict(reduction="mean", weight=True, bias=True, label_smoothing=0.1),
     dict(reduction="sum", label_smoothing=0.3, ignore_index=2),
     dict(reduction="mean", z_loss_scale=1e-3, bias=True),
+    # Gemma's final-logit soft-capping: a cap that binds (logits of a few units) and one that
+    # barely does.
+    dict(reduction="mean", bias=True, softcap=1.5),
+    dict(reduction="none", weight=True, label_smoothing=0.1, softcap=30.0),
 ]
 
 
@@ -51,7 +55,9 @@ def _reference(x, lw, b, t, w, ii, opts):
     bd = b.detach().double().requires_grad_() if b is not None else None
     z = F.linear(xd, lwd, bd)
     z.retain_grad()  # dloss/dlogits, for the bfloat16 bounds
-    return _loss_of_logits(z, t, w, ii, opts), xd, lwd, bd, z
+    cap = opts.get("softcap", 0.0)
+    capped = cap * torch.tanh(z / cap) if cap else z
+    return _loss_of_logits(capped, t, w, ii, opts), xd, lwd, bd, z
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
@@ -65,7 +71,8 @@ def test_matches_linear_then_cross_entropy(dtype, opts, chunk_size, rng):
                                    ignore_index=ii,
                                    label_smoothing=opts.get("label_smoothing", 0.0),
                                    z_loss_scale=opts.get("z_loss_scale", 0.0),
-                                   chunk_size=chunk_size, fp32_loss=True)
+                                   chunk_size=chunk_size, fp32_loss=True,
+                                   softcap=opts.get("softcap", 0.0))
     ref, xd, lwd, bd, z = _reference(x, lw, b, t, w, ii, opts)
     assert loss.dtype == torch.float32
     # The logits are dot products of length h in f32: that error, then the loss's own.
@@ -159,14 +166,14 @@ def test_errors_carry_the_library_sentence(rng):
 def test_opcheck(with_grads, rng):
     x, lw, b, t, w, ii = _problem(12, 8, 40, torch.float32, dict(bias=True, weight=True), rng)
     args = (x.detach(), lw.detach(), t, b.detach(), w, "mean", -100, 0.1, 1e-3, 5, False,
-            with_grads)
+            with_grads, 4.0)
     torch.library.opcheck(torch.ops.aclnn_cpu.linear_cross_entropy.default, args,
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
     g = torch.rand(12, generator=rng)
     torch.library.opcheck(torch.ops.aclnn_cpu.linear_cross_entropy_backward.default,
                           (g, x.detach(), lw.detach(), t, b.detach(), w, "none", -100, 0.1, 1e-3,
-                           5))
+                           5, 4.0))
 
 
 def test_compile(rng):

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/dtype.h"
@@ -46,6 +47,13 @@ std::atomic<bool> g_force_f32_products{false};
 
 void SetForceF32Products(bool on) { g_force_f32_products.store(on); }
 bool ForceF32Products() { return g_force_f32_products.load(); }
+
+Bf16Products Bf16ProductsFromEnvironment() {
+  const char* env = std::getenv("ACLNN_CPU_BF16_PRODUCTS");
+  if (env != nullptr && std::strcmp(env, "f32") == 0) return Bf16Products::kF32;
+  if (env != nullptr && std::strcmp(env, "bf16") == 0) return Bf16Products::kBf16;
+  return Bf16Products::kAuto;
+}
 
 int64_t AutoChunkRows(int64_t n, int64_t v, aclDataType dtype) {
   if (n <= 0 || v <= 0) return 1;
@@ -267,7 +275,8 @@ class LcePlan final : public Plan {
     const bool bf16 = dtype_ == ACL_BF16;
     // FLOAT16 always (oneDNN 2.6 has no f16 product on most CPUs): f32 products on converted
     // blocks, as BF16 without a BF16 product.
-    if ((bf16 && ForceF32Products()) || dtype_ == ACL_FLOAT16) {
+    static const Bf16Products choice = Bf16ProductsFromEnvironment();
+    if ((bf16 && (ForceF32Products() || choice == Bf16Products::kF32)) || dtype_ == ACL_FLOAT16) {
       f32_products_ = true;
       return OkStatus();
     }

@@ -48,6 +48,11 @@ int64_t AutoChunkRows(int64_t n, int64_t v, aclDataType dtype);
 void SetForceF32Products(bool on);
 bool ForceF32Products();
 
+// ACLNN_CPU_BF16_PRODUCTS: "f32" (f32 products on converted blocks), "bf16" (the BLAS's BF16
+// product where it has one), else automatic (read once per process).
+enum class Bf16Products { kAuto, kF32, kBf16 };
+Bf16Products Bf16ProductsFromEnvironment();
+
 Status Validate(const Args& a, Checked* c);
 // Creates the matrix-product primitives (which may fail: 561003 where oneDNN has no kernel).
 Status MakePlan(const Checked& c, std::unique_ptr<Plan>* plan);
