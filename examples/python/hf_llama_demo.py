@@ -21,15 +21,10 @@ import subprocess
 import sys
 import time
 
+from demo_util import reset_peak, status_bytes, verdict
+
 RUNS = ("unpatched", "install", "apply")
 
-
-def _status(key):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(key)
 
 
 def run(args):
@@ -66,15 +61,14 @@ def run(args):
         return loss.item()
 
     step(batches[0])  # gradients allocated before the peak is measured
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    base = _status("VmRSS:")
+    reset_peak()
+    base = status_bytes("VmRSS:")
     losses, times = [], []
     for ids in batches[1:]:
         t0 = time.perf_counter()
         losses.append(step(ids))
         times.append(time.perf_counter() - t0)
-    print(json.dumps({"losses": losses, "times": times, "peak": _status("VmHWM:") - base}))
+    print(json.dumps({"losses": losses, "times": times, "peak": status_bytes("VmHWM:") - base}))
 
 
 def main():
@@ -116,10 +110,7 @@ def main():
               f"unpatched), peak memory {r['peak'] / 1e6:8.1f} MB beyond the model and optimizer "
               f"({r['peak'] / max(base['peak'], 1):.2f} of unpatched)")
     tol = 1e-4 if args.dtype == "float32" else 2e-2
-    verdict = "curves agree" if worst <= tol else "CURVES DIFFER"
-    print(f"largest relative loss difference {worst:.2e} (tolerance {tol:g}): {verdict}")
-    if worst > tol:
-        sys.exit(1)
+    verdict(worst, tol)
 
 
 if __name__ == "__main__":

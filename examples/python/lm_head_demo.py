@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from demo_util import reset_peak, status_bytes, verdict
+
 
 def run(args):
     import torch
@@ -42,9 +44,8 @@ def run(args):
     # The optimizer's state and the gradients exist before the peak is measured.
     loss_fn(*batches[0]).backward()
     opt.zero_grad(set_to_none=False)
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-    base = _status("VmRSS:")
+    reset_peak()
+    base = status_bytes("VmRSS:")
     losses, times = [], []
     for h, t in batches:
         t0 = time.perf_counter()
@@ -54,15 +55,8 @@ def run(args):
         opt.step()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
-    print(json.dumps({"losses": losses, "times": times, "peak": _status("VmHWM:") - base}))
+    print(json.dumps({"losses": losses, "times": times, "peak": status_bytes("VmHWM:") - base}))
 
-
-def _status(key):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(key)
 
 
 def main():
@@ -98,10 +92,7 @@ def main():
         print(f"{name:9s}: {sum(r['times']) / len(r['times']) * 1e3:7.1f} ms per step, peak memory "
               f"during training {r['peak'] / 1e6:7.1f} MB beyond the data, head and optimizer")
     tol = 1e-4
-    verdict = "curves agree" if worst <= tol else "CURVES DIFFER"
-    print(f"largest relative loss difference {worst:.2e} (tolerance {tol:g}): {verdict}")
-    if worst > tol:
-        sys.exit(1)
+    verdict(worst, tol)
 
 
 if __name__ == "__main__":
