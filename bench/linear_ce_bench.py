@@ -22,7 +22,7 @@ parameters allocated) minus the gradients' bytes: what the step needs beyond the
 parameters and their gradients, against the bytes of the (N, V) logits in the input's dtype.
 
     python bench/linear_ce_bench.py [--shape 4096x1024x128256] [--dtype float32] [--rounds 3]
-        [--bias] [--smoothing 0.1] [--contenders fused,chunked,compile]
+        [--bias] [--smoothing 0.1] [--contenders fused,chunked,compile] [--chunk 0]
 """
 
 import argparse
@@ -49,11 +49,11 @@ def make(torch, shape, dtype, bias):
     return x, w, b, t
 
 
-def step_fn(torch, at, name, ls):
+def step_fn(torch, at, name, ls, chunk=0):
     F = torch.nn.functional
     if name == "fused":
         return lambda x, w, b, t: at.linear_cross_entropy(x, w, t, linear_bias=b,
-                                                          label_smoothing=ls)
+                                                          label_smoothing=ls, chunk_size=chunk)
     if name == "unfused":
         return lambda x, w, b, t: at.cross_entropy(F.linear(x, w, b), t, lean=True,
                                                    inplace_backward=True, label_smoothing=ls)
@@ -79,11 +79,11 @@ def run_step(fn, x, w, b, t):
 
 
 
-def memory_child(shape, dtype, name, bias, ls):
+def memory_child(shape, dtype, name, bias, ls, chunk):
     import torch
     import aclnn_cpu.torch as at
     torch.set_num_threads(2)
-    fn = step_fn(torch, at, name, ls)
+    fn = step_fn(torch, at, name, ls, chunk)
     run_step(fn, *make(torch, (64, shape[1], 1000), dtype, bias))  # load, initialise, compile
     x, w, b, t = make(torch, shape, dtype, bias)
     reset_peak()
@@ -105,10 +105,11 @@ def main():
     p.add_argument("--memory-child", choices=CONTENDERS)
     p.add_argument("--bias", action="store_true")
     p.add_argument("--smoothing", type=float, default=0.0)
+    p.add_argument("--chunk", type=int, default=0, help="the fused contender's rows per chunk")
     args = p.parse_args()
     shape = tuple(int(v) for v in args.shape.split("x"))
     if args.memory_child:
-        memory_child(shape, args.dtype, args.memory_child, args.bias, args.smoothing)
+        memory_child(shape, args.dtype, args.memory_child, args.bias, args.smoothing, args.chunk)
         return
     names = args.contenders.split(",")
 
@@ -120,18 +121,19 @@ def main():
     print(f"N {n}, H {h}, V {v}, {args.dtype}, 2 threads, {cpu}, {os.cpu_count()} logical "
           f"CPUs; torch {torch.__version__} (capability "
           f"{torch.backends.cpu.get_cpu_capability()}); bias {args.bias}, label smoothing "
-          f"{args.smoothing}; ACLNN_CPU_BF16_PRODUCTS="
+          f"{args.smoothing}; fused chunk {args.chunk or 'auto'}; ACLNN_CPU_BF16_PRODUCTS="
           f"{os.environ.get('ACLNN_CPU_BF16_PRODUCTS', '(auto)')}", flush=True)
     mem = {}
     for name in names:
         out = subprocess.run([sys.executable, __file__, "--shape", args.shape, "--dtype",
                               args.dtype, "--memory-child", name, "--smoothing",
-                              str(args.smoothing)] + (["--bias"] if args.bias else []),
+                              str(args.smoothing), "--chunk", str(args.chunk)] +
+                             (["--bias"] if args.bias else []),
                              capture_output=True, text=True, check=True)
         mem[name] = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"  memory {name}: {mem[name]}", flush=True)
     x, w, b, t = make(torch, shape, args.dtype, args.bias)
-    fns = {name: step_fn(torch, at, name, args.smoothing) for name in names}
+    fns = {name: step_fn(torch, at, name, args.smoothing, args.chunk) for name in names}
     small = make(torch, (64, h, 1000), args.dtype, args.bias)
     for name in names:
         run_step(fns[name], *small)  # compile / initialise outside the timing
