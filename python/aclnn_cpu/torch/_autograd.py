@@ -4,6 +4,7 @@ gradient operator), and the lean loss whose gradient is computed in the forward.
 from __future__ import annotations
 
 import torch
+from torch._C import DispatchKey
 
 import aclnn_cpu as _ac
 
@@ -67,10 +68,45 @@ def _lean_setup(ctx, inputs, output):
     ctx.set_materialize_grads(False)
 
 
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _differentiable_grad(logits, target, weight, grad_loss, grad_z_loss, reduction, ignore_index,
+                         label_smoothing, z_loss_scale):
+    """The input's gradient as a differentiable function of the logits, for a backward run with
+    create_graph=True (double backward, Hessians): PyTorch's own composite of the same loss
+    (aten::cross_entropy_loss's CompositeImplicitAutograd kernel, so that install() does not
+    route it back here) plus the z-loss, differentiated with create_graph. The library's
+    gradient operators have no derivative of their own."""
+    with torch.enable_grad():
+        loss = torch.ops.aten.cross_entropy_loss.default._op_dk(
+            DispatchKey.CompositeImplicitAutograd, logits, target, weight,
+            _REDUCTION_ENUM[reduction], ignore_index, label_smoothing)
+        outputs, grads = [loss], [grad_loss.to(loss.dtype)]
+        if z_loss_scale != 0.0 and grad_z_loss is not None:
+            kept = (target != ignore_index).to(logits.dtype)
+            z = z_loss_scale * torch.logsumexp(logits, dim=1) ** 2 * kept
+            z = z if reduction == "none" else (z.sum() if reduction == "sum" else
+                                               z.sum() / kept.sum())
+            outputs.append(z)
+            grads.append(grad_z_loss.to(z.dtype) + grad_loss.to(z.dtype))
+        elif z_loss_scale != 0.0:
+            kept = (target != ignore_index).to(logits.dtype)
+            z = z_loss_scale * torch.logsumexp(logits, dim=1) ** 2 * kept
+            outputs[0] = loss + (z if reduction == "none" else
+                                 (z.sum() if reduction == "sum" else z.sum() / kept.sum()))
+        (grad,) = torch.autograd.grad(outputs, (logits,), grads, create_graph=True)
+    return grad
+
+
 def _lean_grad(ctx, grad_loss, grad_z_loss, grad_lse):
     logits, target, weight, lse = ctx.saved_tensors
     reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
     grad_loss, gz = _loss_grads(ctx, logits, grad_loss, grad_z_loss, z_loss_scale != 0.0)
+    if torch.is_grad_enabled() and not ctx.inplace:  # create_graph=True
+        return (_differentiable_grad(logits, target, weight, grad_loss, gz, reduction,
+                                     ignore_index, label_smoothing, z_loss_scale),
+                None, None, None, None, None, None, None, None)
     args = (grad_loss, logits, target, weight, gz, lse, reduction, ignore_index,
             label_smoothing, z_loss_scale)
     if ctx.inplace:
@@ -130,6 +166,10 @@ def _prob_grad(ctx, grad_loss, grad_lse):
     if grad_loss is None:
         return None, None, None, None, None
     grad_input = grad_target = None
+    if ctx.needs_input_grad[0] and torch.is_grad_enabled() and not ctx.needs_input_grad[1]:
+        # create_graph=True: a differentiable gradient (see _differentiable_grad).
+        return (_differentiable_grad(input, target, weight, grad_loss, None, reduction, -100,
+                                     label_smoothing, 0.0), None, None, None, None)
     if ctx.needs_input_grad[0]:
         grad_input = _cross_entropy_prob_grad(grad_loss.to(input.dtype).contiguous(), input,
                                               target, weight, lse, reduction, label_smoothing)

@@ -7,8 +7,9 @@ story; in short, through ``torch.library`` registrations that ``uninstall()`` re
   ``F.log_softmax``, ``torch.log_softmax`` and ``Tensor.log_softmax`` end in, forward and
   backward; PyTorch's autograd formulas stay (double backward too).
 - ``aten::cross_entropy_loss`` (AutogradCPU and CPU): ``F.cross_entropy`` and
-  ``nn.CrossEntropyLoss`` through :func:`aclnn_cpu.torch.cross_entropy` (its fused forward and
-  gradient; float64, K-dimensional inputs and probabilities included). PyTorch's reference path
+  ``nn.CrossEntropyLoss`` through :func:`aclnn_cpu.torch.cross_entropy` with ``lean=True`` (the
+  loss and row log-sum-exp forward, the gradient from the logits; float64, K-dimensional inputs
+  and probabilities included; double backward through PyTorch's composite). PyTorch's reference path
   of ``F.linear_cross_entropy`` (``options=None``) ends here too.
 - ``torch_nn::_linear_cross_entropy_batch_chunked`` (CPU) and ``..._no_reduction``
   (AutogradCPU): ``F.linear_cross_entropy``'s chunked path through the fused
@@ -181,9 +182,13 @@ def _cross_entropy_loss(self: Tensor, target: Tensor, weight: Optional[Tensor] =
     reason = _cross_entropy_refusal(self, target, weight, reduction)
     if reason is None:
         try:
+            # The lean pair: it saves the logits (PyTorch saves its log-probabilities, the same
+            # size), moves a third less memory than CANN's pair and, from the saved logits,
+            # gives double backward.
             return _ours(op, tensors, lambda: cross_entropy(
                 self, target, weight, ignore_index=int(ignore_index),
-                reduction=_REDUCTIONS[reduction], label_smoothing=float(label_smoothing)))
+                reduction=_REDUCTIONS[reduction], label_smoothing=float(label_smoothing),
+                lean=True))
         except NotImplementedError as e:  # a limit of the drop-in (none is known today)
             reason = str(e)
     return _theirs(op, tensors, reason, lambda: torch.ops.aten.cross_entropy_loss.default._op_dk(
