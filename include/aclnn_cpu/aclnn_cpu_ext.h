@@ -123,8 +123,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropyV2GetWorkspaceSize(
     const aclTensor *input, const aclTensor *linearWeight, const aclTensor *linearBiasOptional,
     const aclTensor *target, const aclTensor *weightOptional, const aclTensor *gradLossOptional,
     char *reductionOptional, int64_t ignoreIndex, double labelSmoothing,
-    double lseSquareScaleForZloss, double logitSoftcap, int64_t chunkSize,
-    const aclTensor *lossOut, const aclTensor *lseOut, const aclTensor *gradInputOptional,
+    double lseSquareScaleForZloss, double logitSoftcap, int64_t chunkSize, const aclTensor *lossOut,
+    const aclTensor *lseOut, const aclTensor *gradInputOptional,
     const aclTensor *gradWeightOptional, const aclTensor *gradBiasOptional, uint64_t *workspaceSize,
     aclOpExecutor **executor);
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuLinearCrossEntropyV2(void *workspace,
