@@ -94,12 +94,16 @@ def apply(model):
     _check(model)
     original = model.forward
     signature = inspect.signature(original)
+    # HF passes num_items_in_batch, shift_labels, ignore_index through the **kwargs of forward,
+    # whatever that parameter is called.
+    var_kw = next((p.name for p in signature.parameters.values()
+                   if p.kind is inspect.Parameter.VAR_KEYWORD), None)
 
     @functools.wraps(original)
     def forward(*args, **kwargs):
         bound = signature.bind_partial(*args, **kwargs)
         params = bound.arguments
-        extra = params.get("kwargs", {})
+        extra = params.get(var_kw, {}) if var_kw else {}
         labels = params.get("labels")
         shift_labels = extra.get("shift_labels")
         if labels is None:  # HF computes no loss then, whatever shift_labels says

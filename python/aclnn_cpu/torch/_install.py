@@ -240,8 +240,8 @@ def _chunked(input, linear_weight, target, linear_bias, weight, reduction, ignor
         loss, _, gi, gw, gb = _linear_cross_entropy(
             input, linear_weight, target, linear_bias, _float_weight(weight), reduction,
             int(ignore_index), float(label_smoothing), 0.0, int(batch_chunk_size), False, grads)
-        none2 = input.new_empty((0, 0))
-        return (loss, gi if compute_input_grad else none2,
+        # A gradient not asked for is an empty tensor of its rank, as PyTorch's op returns it.
+        return (loss, gi if compute_input_grad else input.new_empty((0, 0)),
                 gw if compute_linear_weight_grad else input.new_empty((0, 0)),
                 gb if compute_linear_bias_grad else input.new_empty((0,)))
 
