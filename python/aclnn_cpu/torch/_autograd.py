@@ -83,18 +83,14 @@ def _differentiable_grad(logits, target, weight, grad_loss, grad_z_loss, reducti
             DispatchKey.CompositeImplicitAutograd, logits, target, weight,
             _REDUCTION_ENUM[reduction], ignore_index, label_smoothing)
         outputs, grads = [loss], [grad_loss.to(loss.dtype)]
-        if z_loss_scale != 0.0 and grad_z_loss is not None:
+        if z_loss_scale != 0.0:  # the z-loss, part of the loss and its own output
             kept = (target != ignore_index).to(logits.dtype)
             z = z_loss_scale * torch.logsumexp(logits, dim=1) ** 2 * kept
             z = z if reduction == "none" else (z.sum() if reduction == "sum" else
                                                z.sum() / kept.sum())
             outputs.append(z)
-            grads.append(grad_z_loss.to(z.dtype) + grad_loss.to(z.dtype))
-        elif z_loss_scale != 0.0:
-            kept = (target != ignore_index).to(logits.dtype)
-            z = z_loss_scale * torch.logsumexp(logits, dim=1) ** 2 * kept
-            outputs[0] = loss + (z if reduction == "none" else
-                                 (z.sum() if reduction == "sum" else z.sum() / kept.sum()))
+            grads.append(grad_loss.to(z.dtype) +
+                         (grad_z_loss.to(z.dtype) if grad_z_loss is not None else 0))
         (grad,) = torch.autograd.grad(outputs, (logits,), grads, create_graph=True)
     return grad
 

@@ -32,6 +32,14 @@ def _check_cpu(fn: str, *tensors: Optional[Tensor]) -> None:
                 f"aclnn_cpu.torch.{fn}: runs on CPU tensors only; got one on {t.device}.")
 
 
+def _float_weight(weight: Optional[Tensor]) -> Optional[Tensor]:
+    """Class weights for the library: 16-bit ones (PyTorch's take the input's dtype) as FLOAT,
+    which holds them exactly."""
+    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
+        return weight.float()
+    return weight
+
+
 def _raw_view(t: Optional[Tensor]):
     return None if t is None else (t.data_ptr(), tuple(t.shape), tuple(t.stride()))
 

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from ._autograd import _CrossEntropyWithGrad
-from ._common import _check_cpu
+from ._common import _check_cpu, _float_weight
 from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_prob,
                          _log_softmax)
 
@@ -79,8 +79,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     if size_average is not None or reduce is not None:
         reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
     _check_cpu("cross_entropy", input, target, weight)
-    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
-        weight = weight.float()  # PyTorch wants the input's dtype, CANN float32: exact either way
+    weight = _float_weight(weight)
     if lean is None:
         lean = input.dtype == torch.float64
     if input.dim() > 2:

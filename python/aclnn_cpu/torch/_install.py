@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 from torch._C import DispatchKey
 
+from ._common import _float_weight
 from ._functional import cross_entropy
 from ._linear import _linear_cross_entropy, linear_cross_entropy
 from ._operators import _log_softmax, _log_softmax_backward
@@ -210,12 +211,6 @@ def _chunked_refusal(input, linear_weight, target, linear_bias, weight) -> Optio
     if input.dim() != 2 or linear_weight.dim() != 2:
         return "not (N, H) rows with a (C, H) weight"
     return _common_refusal(input, linear_weight, target, linear_bias, weight)
-
-
-def _float_weight(weight: Optional[Tensor]) -> Optional[Tensor]:
-    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
-        return weight.float()  # the library's class weights are FLOAT: exact
-    return weight
 
 
 def _chunked(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,

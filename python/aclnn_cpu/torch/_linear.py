@@ -10,7 +10,7 @@ from torch import Tensor
 
 import aclnn_cpu as _ac
 
-from ._common import _check_cpu, _ext_call, _loss_shape
+from ._common import _check_cpu, _ext_call, _float_weight, _loss_shape
 
 
 def _lce_run(input: Tensor, linear_weight: Tensor, target: Tensor, linear_bias: Optional[Tensor],
@@ -154,8 +154,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
         ignore_index = -100
     if options is not None and chunk_size == 0 and getattr(options, "batch_chunk_size", None):
         chunk_size = int(options.batch_chunk_size)
-    if weight is not None and weight.dtype in (torch.float16, torch.bfloat16):
-        weight = weight.float()  # PyTorch's has the input's dtype, the library's is FLOAT: exact
+    weight = _float_weight(weight)
     if target.is_floating_point() or input.dtype == torch.float64 or linear_weight.dim() != 2:
         if softcap:
             raise NotImplementedError(
