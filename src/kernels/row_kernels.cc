@@ -264,26 +264,33 @@ HWY_INLINE V PickRow(D d, V picked, V v, size_t r, V tj) {
   return hn::IfThenElse(hn::Eq(tj, hn::Set(d, static_cast<hn::TFromD<D>>(r))), v, picked);
 }
 
+// Column j's element of row t[j] (0 where t[j] < 0): the input at the true class, exact, in
+// doubles. A load per column, not a sweep of the tile: the caller's tile is in cache or about
+// to be read (the raw elements are gathered, then converted a vector at a time).
+template <class T>
+void GatherTrueClass(const T* x, size_t cols, size_t sx, const ComputeT<T>* t, double* xt_out) {
+  using C = ComputeT<T>;
+  const CTag<T> d;
+  HWY_ALIGN T raw[kMaxTileCols + hn::MaxLanes(CTag<T>())];
+  const T zero = PadValue<T>(0.0f);
+  for (size_t j = 0; j < cols; ++j) {
+    const C r = t[j];
+    raw[j] = r >= C{0} ? x[static_cast<size_t>(r) * sx + j] : zero;
+  }
+  HWY_ALIGN C lanes[hn::MaxLanes(CTag<T>())];
+  ForEachVector(d, cols, [&](size_t j, size_t c) {
+    hn::Store(LoadPartialF32(d, raw + j, c, 0.0f), d, lanes);
+    for (size_t i = 0; i < c; ++i) xt_out[j + i] = static_cast<double>(lanes[i]);
+  });
+}
+
 // Column j's element of row t[j] (0 where t[j] < 0): the input at the true class, exact in the
 // compute type.
 template <class T>
 void CePickColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* t,
                  const double* lse, double* xt_out) {
-  using C = ComputeT<T>;
-  const CTag<T> d;
-  const size_t N = hn::Lanes(d);
-  HWY_ALIGN C xt[kMaxTileCols + hn::MaxLanes(CTag<T>())];
-  for (size_t j = 0; j < cols; j += N) hn::Store(hn::Zero(d), d, xt + j);
-  const size_t next = NextTileDistance(cols);
-  for (size_t r = 0; r < rows; ++r) {
-    ForEachVector(d, cols, [&](size_t j, size_t c) {
-      PrefetchAhead<2>(x + r * sx, j, next);
-      hn::Store(PickRow(d, hn::Load(d, xt + j), LoadPartialF32(d, x + r * sx + j, c, 0.0f), r,
-                        LoadPartialF32(d, t + j, c, -1.0f)),
-                d, xt + j);
-    });
-  }
-  for (size_t j = 0; j < cols; ++j) xt_out[j] = static_cast<double>(xt[j]);
+  (void)rows;
+  GatherTrueClass(x, cols, sx, t, xt_out);
   if (lse == nullptr) return;
   // p = exp(xt - lse) in f64 lanes (ExpF's IEEE edges).
   const hn::ScalableTag<double> dd;
@@ -309,14 +316,9 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
   constexpr size_t kPad = hn::MaxLanes(CTag<T>());
   HWY_ALIGN C mx[kMaxTileCols + kPad];
   HWY_ALIGN C acc[kMaxTileCols + kPad];
-  HWY_ALIGN C cnt[kMaxTileCols + kPad];
-  HWY_ALIGN C xt[kMaxTileCols + kPad];
   double rest[kMaxTileCols], count[kMaxTileCols];
   const size_t next = NextTileDistance(cols);
-  for (size_t j = 0; j < cols; j += N) {
-    hn::Store(hn::Set(d, static_cast<C>(-HUGE_VAL)), d, mx + j);
-    hn::Store(hn::Zero(d), d, xt + j);
-  }
+  for (size_t j = 0; j < cols; j += N) hn::Store(hn::Set(d, static_cast<C>(-HUGE_VAL)), d, mx + j);
   for (size_t r = 0; r < rows; ++r) {
     ForEachVector(d, cols, [&](size_t j, size_t c) {
       PrefetchAhead<2>(x + r * sx, j, next);
@@ -329,34 +331,34 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
     rest[j] = count[j] = 0.0;
     if (dot_out != nullptr) dot_out[j] = 0.0;
   }
+  // The second sweep a vector of columns at a time down the tile's rows (from cache), the
+  // column's sums in registers: per column the same f32 additions in the same row order as a
+  // row-at-a-time sweep, without an L1 round trip per element.
   const V one = hn::Set(d, C{1});
-  for (size_t r0 = 0; r0 < rows; r0 += kColBlockRows) {
-    const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
-    for (size_t j = 0; j < cols; j += N) {
-      hn::Store(hn::Zero(d), d, acc + j);
-      hn::Store(hn::Zero(d), d, cnt + j);
-    }
-    for (size_t r = r0; r < r1; ++r) {
-      ForEachVector(d, cols, [&](size_t j, size_t c) {
-        const V vm = hn::Load(d, mx + j);
+  HWY_ALIGN C acc_lanes[kPad], cnt_lanes[kPad];
+  ForEachVector(d, cols, [&](size_t j, size_t c) {
+    const V vm = hn::Load(d, mx + j);
+    const auto finite = hn::IsFinite(vm);
+    for (size_t r0 = 0; r0 < rows; r0 += kColBlockRows) {
+      const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
+      V acc = hn::Zero(d), cnt = hn::Zero(d);
+      for (size_t r = r0; r < r1; ++r) {
         const V v = LoadPartialF32(d, x + r * sx + j, c, 0.0f);
-        hn::Store(PickRow(d, hn::Load(d, xt + j), v, r, LoadPartialF32(d, t + j, c, -1.0f)), d,
-                  xt + j);
         // x - m <= 0 or NaN where m is finite or +inf; a column of -inf (m = -inf) gives NaN
         // here and is set apart below.
-        const auto at_max = hn::And(hn::Eq(v, vm), hn::IsFinite(vm));
-        hn::Store(hn::Add(hn::Load(d, acc + j),
-                          hn::IfThenZeroElse(at_max, ExpF<true>(d, hn::Sub(v, vm)))),
-                  d, acc + j);
-        hn::Store(hn::Add(hn::Load(d, cnt + j), hn::IfThenElseZero(at_max, one)), d, cnt + j);
-      });
+        const auto at_max = hn::And(hn::Eq(v, vm), finite);
+        acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF<true>(d, hn::Sub(v, vm))));
+        cnt = hn::Add(cnt, hn::IfThenElseZero(at_max, one));
+      }
+      hn::Store(acc, d, acc_lanes);
+      hn::Store(cnt, d, cnt_lanes);
+      for (size_t i = 0; i < c; ++i) {
+        rest[j + i] += static_cast<double>(acc_lanes[i]);
+        count[j + i] += static_cast<double>(cnt_lanes[i]);
+      }
     }
-    for (size_t j = 0; j < cols; ++j) {
-      rest[j] += static_cast<double>(acc[j]);
-      count[j] += static_cast<double>(cnt[j]);
-    }
-  }
-  for (size_t j = 0; j < cols; ++j) xt_out[j] = static_cast<double>(xt[j]);
+  });
+  GatherTrueClass(x, cols, sx, t, xt_out);
   // l = log(k) + log1p(rest / k), LogSumExpShifted's formula in f64 lanes; NaN for a column of
   // -inf (m = -inf, no element counted: as LogSumExpShifted(0, 0)) and wherever rest is NaN.
   const hn::ScalableTag<double> dd;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "core/dtype.h"
 #include "core/workspace.h"
@@ -144,14 +146,28 @@ class SpatialPlan : public Plan {
     const TensorDesc& tg = k_.target;
     GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
                   ColumnStride(target_op_), cols, cls);
-    for (int64_t j = 0; j < cols; ++j) {
-      if (ce::IsIgnoredTarget(k_.soc.family, cls[j], k_.ignore_index)) cls[j] = -1;
-      wt[j] = cls[j] >= 0 ? ce::WeightAt(w, compute_, cls[j]) : 0.0;
-    }
-    if (compute_ == ACL_DOUBLE) {
-      for (int64_t j = 0; j < cols; ++j) static_cast<double*>(t)[j] = static_cast<double>(cls[j]);
+    if (k_.soc.family == SocFamily::kCpu && !k_.has_weight) {
+      // The default rule without weights, branch-free (the loop runs once per position).
+      const int64_t ignore = k_.ignore_index;
+      for (int64_t j = 0; j < cols; ++j) {
+        const bool ignored = cls[j] == ignore;
+        cls[j] = ignored ? -1 : cls[j];
+        wt[j] = ignored ? 0.0 : 1.0;
+      }
     } else {
-      for (int64_t j = 0; j < cols; ++j) static_cast<float*>(t)[j] = static_cast<float>(cls[j]);
+      for (int64_t j = 0; j < cols; ++j) {
+        if (ce::IsIgnoredTarget(k_.soc.family, cls[j], k_.ignore_index)) cls[j] = -1;
+        wt[j] = cls[j] >= 0 ? ce::WeightAt(w, compute_, cls[j]) : 0.0;
+      }
+    }
+    // Class indices are below 2^24 (validated), exact in either compute type; through int32,
+    // which converts without the int64 conversion's dependency-breaking zeroing.
+    if (compute_ == ACL_DOUBLE) {
+      double* td = static_cast<double*>(t);
+      for (int64_t j = 0; j < cols; ++j) td[j] = static_cast<double>(static_cast<int32_t>(cls[j]));
+    } else {
+      float* tf = static_cast<float*>(t);
+      for (int64_t j = 0; j < cols; ++j) tf[j] = static_cast<float>(static_cast<int32_t>(cls[j]));
     }
   }
   // Column values of operand k (a per-position tensor `d`) into doubles, and back.
@@ -267,22 +283,27 @@ class LsePlan final : public SpatialPlan {
     kernels_.ce_stats_cols(x_.data + off[0] * esz, static_cast<size_t>(k_.c),
                            static_cast<size_t>(cols), static_cast<size_t>(geo_.axis_stride[0]), w,
                            t, m, l, xt, smoothing ? dot : nullptr);
-    // The sums in locals (registers: a chain through memory cost ~10 cycles a position).
+    // The sums in locals (registers: a chain through memory cost ~10 cycles a position), the
+    // per-position loss only for "none"; CombineLoss's factors hoisted (the same expression).
+    const bool none = k_.reduction == ce::Reduction::kNone;
+    const double zscale = k_.zloss_scale, keep = 1.0 - k_.label_smoothing,
+                 spread = k_.label_smoothing / static_cast<double>(k_.c);
     double nll = 0.0, smooth = 0.0, zsum = 0.0;
     for (int64_t j = 0; j < cols; ++j) {
-      lse[j] = m[j] + l[j];
-      ce::LossTerms k;
-      if (cls[j] >= 0) {
-        k.nll = -wt[j] * (xt[j] - lse[j]);
-        // As ce_fwd: sum_c w_c (x_c - lse) = dot - log_s * W, only with smoothing.
-        k.smooth = smoothing ? -(dot[j] - l[j] * w_sum) : 0.0;
-        k.zl = k_.zloss_scale * lse[j] * lse[j];
+      const double lj = m[j] + l[j];
+      const bool kept = cls[j] >= 0;
+      lse[j] = lj;
+      const double kn = kept ? -wt[j] * (xt[j] - lj) : 0.0;
+      // As ce_fwd: sum_c w_c (x_c - lse) = dot - log_s * W, only with smoothing.
+      const double ks = kept && smoothing ? -(dot[j] - l[j] * w_sum) : 0.0;
+      const double kz = kept ? zscale * lj * lj : 0.0;
+      if (none) {
+        loss[j] = keep * kn + spread * ks + kz;
+        zl[j] = kz;
       }
-      loss[j] = ce::CombineLoss(k, k_.label_smoothing, k_.c);
-      zl[j] = k.zl;
-      nll += k.nll;
-      smooth += k.smooth;
-      zsum += k.zl;
+      nll += kn;
+      smooth += ks;
+      zsum += kz;
     }
     ce::LossTerms sum;
     sum.nll = nll;
@@ -385,10 +406,29 @@ class GradPlan final : public SpatialPlan {
     const bool z = k_.zloss_scale != 0.0;
     const bool half = dtype_ == ACL_FLOAT16 || dtype_ == ACL_BF16;
     const double cinv = 1.0 / static_cast<double>(k_.c);
+    // Without the z-loss and with one upstream gradient for every position ("mean", "sum") the
+    // coefficients depend on the target's weight alone: the last ones are reused while it
+    // repeats (bit for bit, so -0 and NaN weights recompute), which saves two divisions a
+    // position (every position without class weights).
+    const bool reuse = !z && grad_op_ < 0;
+    ce::GradCoef last;
+    uint64_t last_w = 0;
+    bool have = false, last_kept = false;
     for (int64_t j = 0; j < cols; ++j) {
       const ce::RowTarget rt{cls[j], wt[j]};
-      const ce::GradCoef k = ce::GradCoefficients(rt, g[j], gz[j], z && rt.t >= 0 ? lse[j] : 0.0,
-                                                  k_.label_smoothing, k_.zloss_scale, cinv, scan);
+      uint64_t wbits;
+      std::memcpy(&wbits, &rt.w, sizeof wbits);
+      ce::GradCoef k;
+      if (reuse && have && wbits == last_w && (rt.t >= 0) == last_kept) {
+        k = last;
+      } else {
+        k = ce::GradCoefficients(rt, g[j], gz[j], z && rt.t >= 0 ? lse[j] : 0.0, k_.label_smoothing,
+                                 k_.zloss_scale, cinv, scan);
+        last = k;
+        last_w = wbits;
+        last_kept = rt.t >= 0;
+        have = true;
+      }
       const ce::LseShift sh = ce::SplitLse(lse[j], compute_);
       double v = 0.0;
       if (rt.t >= 0 && !k.zero) {
