@@ -417,6 +417,100 @@ void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t
   }
 }
 
+// v rounded to f32 to odd (a value between two floats becomes the one whose last bit is 1: a
+// later rounding to a 16-bit type then rounds once, as from v), as DoubleToFloatRoundToOdd:
+// exact values, NaN and overflow to infinity as the nearest rounding gives them. The neighbour
+// towards zero with its last bit set is the odd one of the two.
+template <class DD, class DF>
+HWY_INLINE hn::Vec<DF> DemoteToOdd(DD dd, DF df, hn::Vec<DD> v) {
+  const hn::RebindToUnsigned<DD> du64;
+  const hn::Rebind<uint32_t, DD> du32;
+  const auto f = hn::DemoteTo(df, v);
+  const auto back = hn::PromoteTo(dd, f);
+  const auto u = hn::PromoteTo(du64, hn::BitCast(du32, f));
+  const auto inexact = hn::AndNot(hn::Or(hn::IsNaN(v), hn::IsInf(back)), hn::Ne(back, v));
+  const auto one = hn::Set(du64, uint64_t{1});
+  const auto toward_zero =
+      hn::IfThenElse(hn::RebindMask(du64, hn::Gt(hn::Abs(back), hn::Abs(v))), hn::Sub(u, one), u);
+  const auto odd = hn::IfThenElse(hn::RebindMask(du64, inexact), hn::Or(toward_zero, one), u);
+  return hn::BitCast(df, hn::TruncateTo(du32, odd));
+}
+
+// Stores c lanes of v (f64) to the compute type C: rounded to nearest f32, or to odd.
+template <class C, bool kOdd = false, class DD>
+HWY_INLINE void StoreCompute(DD dd, hn::Vec<DD> v, C* p, size_t c) {
+  if constexpr (std::is_same_v<C, double>) {
+    StorePartialF32(dd, v, p, c);
+  } else {
+    const hn::Rebind<float, DD> df;
+    StorePartialF32(df, kOdd ? DemoteToOdd(dd, df, v) : hn::DemoteTo(df, v), p, c);
+  }
+}
+
+template <class T>
+void CeCoefColsT(size_t cols, const CeCoefConstants& k, const ComputeT<T>* t, const double* w,
+                 const double* g, const double* gz, const double* lse, const double* p,
+                 ComputeT<T>* shift_out, ComputeT<T>* a_out, ComputeT<T>* s_out,
+                 ComputeT<T>* tv_out, ComputeT<T>* tc_out) {
+  using C = ComputeT<T>;
+  constexpr bool kHalf = sizeof(T) == 2;
+  const hn::ScalableTag<double> dd;
+  using VD = hn::Vec<decltype(dd)>;
+  const VD keep = hn::Set(dd, 1.0 - k.label_smoothing), vd = hn::Set(dd, k.d),
+           spread = hn::Set(dd, k.label_smoothing * k.cinv), z2 = hn::Set(dd, 2.0 * k.zloss_scale),
+           vm = hn::Set(dd, k.m), w_sum = hn::Set(dd, k.w_sum), one = hn::Set(dd, 1.0),
+           zero = hn::Zero(dd);
+  const bool z = k.zloss_scale != 0.0;
+  ForEachVector(dd, cols, [&](size_t j, size_t c) {
+    VD tj;
+    if constexpr (std::is_same_v<C, double>) {
+      tj = LoadPartialF32(dd, t + j, c, -1.0f);
+    } else {
+      tj = hn::PromoteTo(dd, LoadPartialF32(hn::Rebind<float, decltype(dd)>(), t + j, c, -1.0f));
+    }
+    const VD wj = LoadPartialF32(dd, w + j, c, 0.0f), gj = LoadPartialF32(dd, g + j, c, 0.0f),
+             lj = LoadPartialF32(dd, lse + j, c, 0.0f);
+    const auto kept = hn::Ge(tj, zero);
+    const VD mf = hn::IfThenElseZero(kept, one);
+    // ce::GradCoefficients, operation for operation.
+    const VD a = hn::Mul(hn::Div(hn::Mul(gj, keep), vd), wj);
+    const VD s = hn::Mul(hn::Mul(hn::Div(gj, vd), spread), mf);
+    VD zc = zero;
+    if (z) {
+      const VD gzj = LoadPartialF32(dd, gz + j, c, 0.0f);
+      zc = hn::Div(
+          hn::Mul(hn::Mul(hn::Mul(z2, hn::IfThenElseZero(kept, lj)), mf), hn::Add(gj, gzj)), vm);
+    }
+    const VD big_a = hn::Add(hn::Add(a, hn::Mul(s, w_sum)), zc);
+    const auto ignored_zero =
+        hn::AndNot(kept, hn::And(hn::And(hn::IsFinite(a), hn::IsFinite(s)), hn::IsFinite(zc)));
+    // ce::SplitLse: the lse rounded to f32 as the shift, exp(hi - lse) into a's scale.
+    VD hi = lj, scale = one;
+    if constexpr (!std::is_same_v<C, double>) {
+      const hn::Rebind<float, decltype(dd)> df;
+      hi = hn::PromoteTo(dd, hn::DemoteTo(df, lj));
+      const VD dl = hn::Sub(hi, lj);
+      const auto fin = hn::And(hn::IsFinite(lj), hn::IsFinite(hi));
+      const VD poly = hn::Add(
+          one,
+          hn::Mul(dl, hn::Add(one, hn::Mul(dl, hn::Add(hn::Set(dd, 0.5),
+                                                       hn::Mul(dl, hn::Set(dd, 1.0 / 6.0)))))));
+      const auto small = hn::Lt(hn::Abs(dl), hn::Set(dd, 0x1p-20));
+      VD big = poly;
+      if (HWY_UNLIKELY(!hn::AllTrue(dd, hn::Or(small, hn::Not(fin))))) big = ExpF(dd, dl);
+      scale = hn::IfThenElse(fin, hn::IfThenElse(small, poly, big), one);
+    }
+    // ce::TrueClassGrad where the column has a true class.
+    const VD pj = LoadPartialF32(dd, p + j, c, 0.0f);
+    const VD tc = hn::IfThenElseZero(kept, hn::Sub(hn::Sub(hn::Mul(pj, big_a), hn::Mul(s, wj)), a));
+    StoreCompute<C>(dd, hn::IfThenZeroElse(ignored_zero, hi), shift_out + j, c);
+    StoreCompute<C>(dd, hn::IfThenZeroElse(ignored_zero, hn::Mul(big_a, scale)), a_out + j, c);
+    StoreCompute<C>(dd, hn::IfThenZeroElse(ignored_zero, s), s_out + j, c);
+    StoreCompute<C>(dd, hn::IfThenElse(ignored_zero, hn::Set(dd, -2.0), tj), tv_out + j, c);
+    StoreCompute<C, kHalf>(dd, tc, tc_out + j, c);
+  });
+}
+
 // Non-template entry points, one set per dtype of float_types.inc.
 #define ACLNN_FLOAT_TYPE(S, E, T)                                                                  \
   double Sum_##S(const void* x, size_t n) { return SumT(static_cast<const T*>(x), n); }            \
@@ -464,6 +558,14 @@ void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t
                 static_cast<const CT*>(sh), static_cast<const CT*>(a), static_cast<const CT*>(b),  \
                 static_cast<const CT*>(w), static_cast<const CT*>(t), static_cast<const CT*>(tc),  \
                 st);                                                                               \
+  }                                                                                                \
+  void CeCoefCols_##S(size_t cols, const CeCoefConstants& k, const void* t, const double* w,       \
+                      const double* g, const double* gz, const double* lse, const double* p,       \
+                      void* sh, void* a, void* b, void* tv, void* tc) {                            \
+    using CT = ComputeT<T>;                                                                        \
+    CeCoefColsT<T>(cols, k, static_cast<const CT*>(t), w, g, gz, lse, p, static_cast<CT*>(sh),     \
+                   static_cast<CT*>(a), static_cast<CT*>(b), static_cast<CT*>(tv),                 \
+                   static_cast<CT*>(tc));                                                          \
   }
 #include "kernels/float_types.inc"
 #undef ACLNN_FLOAT_TYPE

@@ -53,6 +53,16 @@
 //                          and, where t[j] < -1, out[r, j] = tc[j] for every r (t[j] = -1: no
 //                          such row); shift, a, b, t, tc: `cols` values of the compute type (t
 //                          holds row indices). out may alias x. `stream` as for lsm_bwd_cols.
+//   ce_coef_cols(cols, k, t, w, g, gz, lse, p, shift, a, b, tv, tc): per column, in f64 lanes, the
+//                          coefficients ce_grad_cols takes for aclnnCpuCrossEntropyLossGrad's
+//                          formula from logits, as ce::GradCoefficients, ce::SplitLse and
+//                          ce::TrueClassGrad compute them one row at a time (the same operations
+//                          in the same order): t[j] the true class (compute type, < 0:
+//                          ignored), w, g, gz, lse, p (= exp(x[t[j], j] - lse[j])) `cols`
+//                          doubles, k the scan's and the options' constants. Outputs in the
+//                          compute type; tc rounded to f32 to odd for 16-bit dtypes (one more
+//                          rounding to the output then rounds once); an ignored column with
+//                          finite coefficients gets shift, a, b 0, tv -2, tc 0.
 // exp is ExpF of simd/convert-inl.h: <= 1.25 ulp measured, IEEE edges (+inf above ln(FLT_MAX),
 // NaN propagates, subnormal results kept).
 #ifndef ACLNN_CPU_KERNELS_ROW_KERNELS_H_
@@ -67,6 +77,12 @@ namespace aclnn_cpu {
 
 // Widest column tile lsm_bwd_cols takes.
 constexpr size_t kMaxTileCols = 2048;
+
+// ce_coef_cols' constants: the label smoothing, the z-loss scale, 1 / C, the scan's divisors d
+// (weights) and m (rows) and the sum of the class weights.
+struct CeCoefConstants {
+  double label_smoothing = 0.0, zloss_scale = 0.0, cinv = 0.0, d = 1.0, m = 1.0, w_sum = 0.0;
+};
 
 struct RowKernels {
   const char* dtype = nullptr;  // "f32", "f16", "bf16", "bf16hw", "f64"
@@ -89,6 +105,9 @@ struct RowKernels {
   void (*ce_grad_cols)(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,
                        const void* shift, const void* a, const void* b, const void* w,
                        const void* t, const void* tc, bool stream) = nullptr;
+  void (*ce_coef_cols)(size_t cols, const CeCoefConstants& k, const void* t, const double* w,
+                       const double* g, const double* gz, const double* lse, const double* p,
+                       void* shift, void* a, void* b, void* tv, void* tc) = nullptr;
 };
 
 // The kernel list: X(member of RowKernels, entry-point prefix, extra) for every row kernel.
@@ -107,7 +126,8 @@ struct RowKernels {
   X(lsm_bwd_cols, LsmBwdCols, extra)   \
   X(ce_stats_cols, CeStatsCols, extra) \
   X(ce_pick_cols, CePickCols, extra)   \
-  X(ce_grad_cols, CeGradCols, extra)
+  X(ce_grad_cols, CeGradCols, extra)   \
+  X(ce_coef_cols, CeCoefCols, extra)
 
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16, BF16 or DOUBLE) on the current target.
 RowKernels GetRowKernels(aclDataType t);

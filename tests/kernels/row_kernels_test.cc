@@ -495,6 +495,84 @@ std::vector<double> PickRows(size_t rows, size_t cols) {
   return ::testing::AssertionSuccess();
 }
 
+// The gradient's per-column coefficients, from the formula (aclnnCpuCrossEntropyLossGrad's, in
+// double): with the options off and on (smoothing, z-loss, class weights), an ignored column in
+// every fourth, one ignored column with an infinite upstream gradient (its coefficients are not
+// finite, so it is not zeroed: t stays -1), and log-sum-exps up to ~600, where rounding the lse
+// to f32 moves p by ~1e-5 unless a's scale takes it back. Every output in the compute type
+// within 1 ulp of the double result (plus that result's own rounding error) rounded to it; tc
+// of a 16-bit dtype rounded to odd (an inexact value has its last bit set), t exact.
+::testing::AssertionResult Check_ce_coef_cols(const Case& c) {
+  if (c.stream || c.misalign != 0) return ::testing::AssertionSuccess();  // no tensor written
+  const size_t cols = std::min(c.n, size_t{600});
+  const bool f64 = c.compute() == ACL_DOUBLE, half = c.dt == ACL_FLOAT16 || c.dt == ACL_BF16;
+  const double ulp = f64 ? 0x1p-52 : 0x1p-23;
+  for (const bool options : {false, true}) {
+    aclnn_cpu::CeCoefConstants k;
+    k.label_smoothing = options ? 0.1 : 0.0;
+    k.zloss_scale = options ? 1e-3 : 0.0;
+    k.cinv = 1.0 / 7.0;
+    k.d = 3.5;
+    k.m = 7.0;
+    k.w_sum = options ? 12.25 : 7.0;
+    Buf t(c.compute(), cols, 0), shift(c.compute(), cols, 0), a(c.compute(), cols, 0),
+        b(c.compute(), cols, 0), tv(c.compute(), cols, 0), tc(c.compute(), cols, 0);
+    const std::vector<double> tvals = t.Set(PickRows(7, cols));
+    std::vector<double> w = c.Uniform(cols, 0.5, 2.0), g = c.Uniform(cols, 0.25, 2.0),
+                        gz = c.Uniform(cols, -1.0, 1.0), lse = c.Uniform(cols, -5.0, 600.0),
+                        p = c.Uniform(cols, 0.0, 1.0);
+    for (size_t j = 0; j < cols; ++j) {
+      if (!options) w[j] = 1.0;
+      if (tvals[j] < 0) w[j] = 0.0;
+    }
+    if (cols > 7) g[7] = HUGE_VAL;  // column 7 is ignored (PickRows)
+    c.k.ce_coef_cols(cols, k, t.p(), w.data(), g.data(), gz.data(), lse.data(), p.data(), shift.p(),
+                     a.p(), b.p(), tv.p(), tc.p());
+    const std::vector<double> gs = shift.Get(cols), ga = a.Get(cols), gb = b.Get(cols),
+                              gt = tv.Get(cols), gc = tc.Get(cols);
+    for (size_t j = 0; j < cols; ++j) {
+      const bool kept = tvals[j] >= 0;
+      const double mf = kept ? 1.0 : 0.0;
+      const double aa = g[j] * (1.0 - k.label_smoothing) / k.d * w[j];
+      const double ss = g[j] / k.d * (k.label_smoothing * k.cinv) * mf;
+      const double zc = k.zloss_scale != 0.0 ? 2.0 * k.zloss_scale * (kept ? lse[j] : 0.0) * mf *
+                                                   (g[j] + gz[j]) / k.m
+                                             : 0.0;
+      const double big = aa + ss * k.w_sum + zc;
+      const bool zero = !kept && std::isfinite(aa) && std::isfinite(ss) && std::isfinite(zc);
+      const double hi = f64 ? lse[j] : static_cast<double>(static_cast<float>(lse[j]));
+      const double want[] = {zero ? 0.0 : hi, zero ? 0.0 : big * std::exp(hi - lse[j]),
+                             zero ? 0.0 : ss, zero ? -2.0 : tvals[j],
+                             kept ? p[j] * big - ss * w[j] - aa : 0.0};
+      const double got[] = {gs[j], ga[j], gb[j], gt[j], gc[j]};
+      const char* names[] = {"shift", "a", "b", "t", "tc"};
+      // The double evaluation's own error (a few roundings of the terms' magnitudes; tc
+      // cancels), then the rounding to the compute type.
+      const double terms = std::fabs(aa) + std::fabs(ss) * (k.w_sum + w[j]) + std::fabs(zc);
+      const double mag[] = {0.0, 8 * terms, 8 * std::fabs(ss), 0.0,
+                            kept ? 8 * (p[j] * std::fabs(big) + terms) : 0.0};
+      for (int o = 0; o < 5; ++o) {
+        const double bound = o == 3 ? 0.0 : ulp * std::fabs(want[o]) + 0x1p-53 * mag[o];
+        ::testing::AssertionResult r = Near(got[o], want[o], bound);
+        if (!r) return r << " " << names[o] << ", column " << j << " of " << cols;
+      }
+      if (half && static_cast<double>(static_cast<float>(want[4])) != want[4]) {
+        uint32_t bits;
+        const float f = static_cast<float>(gc[j]);
+        std::memcpy(&bits, &f, sizeof bits);
+        if ((bits & 1u) == 0) {
+          return ::testing::AssertionFailure()
+                 << "tc of column " << j << " (" << gc[j] << ") is not rounded to odd";
+        }
+      }
+    }
+    for (Buf* o : {&shift, &a, &b, &tv, &tc}) {
+      if (!o->TailIntact()) return ::testing::AssertionFailure() << "wrote past the columns";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // Every 16-bit value, inf, NaN, zeros and subnormals included, loads and stores exactly on every
 // target: lsm_fwd with m = l = 0 writes (x - 0) - 0 = x (regression: without hardware f16
 // conversion, SSE4/SSSE3/SCALAR loaded f16 +-inf as +-65536 and NaN as a finite value).

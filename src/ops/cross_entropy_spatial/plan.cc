@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "core/dtype.h"
 #include "core/workspace.h"
@@ -94,6 +93,8 @@ class SpatialPlan : public Plan {
     *w = wc;
     ItemScan* items = Grant<ItemScan>(workspace, scans_);
     const TensorDesc& tg = k_.target;
+    const bool plain = k_.soc.family == SocFamily::kCpu && !k_.has_weight;
+    const int64_t ignore = k_.ignore_index;
     ParallelFor(items_, threads, MinItemsPerThread(), [&](int, int64_t b, int64_t e) {
       int64_t off[kMaxOperands];
       for (int64_t it = b; it < e; ++it) {
@@ -104,6 +105,24 @@ class SpatialPlan : public Plan {
         int64_t cls[kMaxTileCols];
         GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
                       ColumnStride(target_op_), cols, cls);
+        if (plain) {
+          // The default rule without weights: counts, and a bad target only flagged here (the
+          // loop below finds which), branch-free.
+          int64_t kept = 0;
+          bool bad = false;
+          for (int64_t j = 0; j < cols; ++j) {
+            const int64_t t = cls[j];
+            const bool ignored = t == ignore;
+            const bool in_range = static_cast<uint64_t>(t) < static_cast<uint64_t>(k_.c);
+            kept += !ignored && in_range;
+            bad |= !ignored && !in_range;
+          }
+          if (!bad) {
+            s.d = s.m = static_cast<double>(kept);
+            items[it] = s;
+            continue;
+          }
+        }
         for (int64_t j = 0; j < cols; ++j) {
           const int64_t t = cls[j];
           if (ce::IsIgnoredTarget(k_.soc.family, t, k_.ignore_index)) continue;
@@ -385,70 +404,29 @@ class GradPlan final : public SpatialPlan {
     ce::TargetScan scan;
     ACLNN_RETURN_IF_ERROR(Scan(workspace, threads, &w, &scan));
     unsigned char* tiles = Grant<unsigned char>(workspace, tiles_);
+    CeCoefConstants coef;
+    coef.label_smoothing = k_.label_smoothing;
+    coef.zloss_scale = k_.zloss_scale;
+    coef.cinv = 1.0 / static_cast<double>(k_.c);
+    coef.d = scan.d;
+    coef.m = scan.m;
+    coef.w_sum = scan.w_sum;
     ParallelFor(items_, threads, MinItemsPerThread(), [&](int tid, int64_t b, int64_t e) {
       unsigned char* mine = tiles + static_cast<uint64_t>(tid) * per_thread_;
-      for (int64_t it = b; it < e; ++it) RunTile(it, w, scan, mine);
+      for (int64_t it = b; it < e; ++it) RunTile(it, w, coef, mine);
       if (stream_) FlushStreamingStores();
     });
     return OkStatus();
   }
 
  private:
-  // Per column, ce::GradCoefficients and ce::SplitLse (inline: a call per position cost more
-  // than the tile's kernels) into the kernel's typed columns; with a true class, tc = p A - s w_t
-  // - a from p = exp(xt - lse) (double), rounded once to the output (a 16-bit output through f32
-  // rounded to odd, as StoreFromDouble does). An ignored position with finite coefficients gets
-  // t = -2, tc = 0 (exactly 0 whatever the logits) and zero coefficients.
-  template <class C>
-  void Coefficients(int64_t cols, const int64_t* cls, const double* wt, const double* g,
-                    const double* gz, const double* lse, const double* p,
-                    const ce::TargetScan& scan, C* shift, C* a, C* s, C* tv, C* tc) const {
-    const bool z = k_.zloss_scale != 0.0;
-    const bool half = dtype_ == ACL_FLOAT16 || dtype_ == ACL_BF16;
-    const double cinv = 1.0 / static_cast<double>(k_.c);
-    // Without the z-loss and with one upstream gradient for every position ("mean", "sum") the
-    // coefficients depend on the target's weight alone: the last ones are reused while it
-    // repeats (bit for bit, so -0 and NaN weights recompute), which saves two divisions a
-    // position (every position without class weights).
-    const bool reuse = !z && grad_op_ < 0;
-    ce::GradCoef last;
-    uint64_t last_w = 0;
-    bool have = false, last_kept = false;
-    for (int64_t j = 0; j < cols; ++j) {
-      const ce::RowTarget rt{cls[j], wt[j]};
-      uint64_t wbits;
-      std::memcpy(&wbits, &rt.w, sizeof wbits);
-      ce::GradCoef k;
-      if (reuse && have && wbits == last_w && (rt.t >= 0) == last_kept) {
-        k = last;
-      } else {
-        k = ce::GradCoefficients(rt, g[j], gz[j], z && rt.t >= 0 ? lse[j] : 0.0, k_.label_smoothing,
-                                 k_.zloss_scale, cinv, scan);
-        last = k;
-        last_w = wbits;
-        last_kept = rt.t >= 0;
-        have = true;
-      }
-      const ce::LseShift sh = ce::SplitLse(lse[j], compute_);
-      double v = 0.0;
-      if (rt.t >= 0 && !k.zero) {
-        v = ce::TrueClassGrad(k, p[j], rt.w);
-        if (half) v = DoubleToFloatRoundToOdd(v);
-      }
-      shift[j] = static_cast<C>(k.zero ? 0.0 : sh.hi);
-      a[j] = static_cast<C>(k.zero ? 0.0 : k.big_a * sh.scale);
-      s[j] = static_cast<C>(k.zero ? 0.0 : k.s);
-      tv[j] = static_cast<C>(k.zero ? -2.0 : static_cast<double>(rt.t));
-      tc[j] = static_cast<C>(v);
-    }
-  }
-
   // The tile's per-column coefficients (shift, a, b: ce_grad_cols'), its true classes t and
   // their values tc (recomputed in double from the input at the true class, which ce_pick_cols
   // reads, before the tile is written: out may be the logits; p is close to 1 there, where f32
   // cancellation would lose the most), and the ignored positions (t = -2, tc = 0: exactly 0
-  // whatever the logits); then the kernel.
-  void RunTile(int64_t it, const void* w, const ce::TargetScan& scan, unsigned char* mem) const {
+  // whatever the logits), all by ce_coef_cols in f64 lanes (a position at a time, the
+  // coefficients cost as much as the tile's kernel); then the kernel.
+  void RunTile(int64_t it, const void* w, const CeCoefConstants& coef, unsigned char* mem) const {
     int64_t slice, cols;
     Tile(it, &slice, &cols);
     int64_t off[kMaxOperands];
@@ -480,15 +458,8 @@ class GradPlan final : public SpatialPlan {
     } else {
       std::fill(gz, gz + cols, z && has_gz_ ? LoadAsDouble(gz_.dtype, gz_.data, 0) : 0.0);
     }
-    if (compute_ == ACL_DOUBLE) {
-      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, static_cast<double*>(shift),
-                   static_cast<double*>(a), static_cast<double*>(s), static_cast<double*>(tv),
-                   static_cast<double*>(tc));
-    } else {
-      Coefficients(cols, cls, wt, g, gz, lse, xt, scan, static_cast<float*>(shift),
-                   static_cast<float*>(a), static_cast<float*>(s), static_cast<float*>(tv),
-                   static_cast<float*>(tc));
-    }
+    kernels_.ce_coef_cols(static_cast<size_t>(cols), coef, picked, wt, g, gz, lse, xt, shift, a, s,
+                          tv, tc);
     kernels_.ce_grad_cols(x_.data + off[0] * esz, out_.data + off[out_op_] * esz,
                           static_cast<size_t>(k_.c), static_cast<size_t>(cols),
                           static_cast<size_t>(sx), static_cast<size_t>(so), shift, a, s, w, tv, tc,
