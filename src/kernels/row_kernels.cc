@@ -301,8 +301,8 @@ void CePickColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT
   });
 }
 
-// The maximum (first sweep), sum_exp's two parts for it and the input at the true class
-// (second sweep, from cache), the weighted sum (third, with `dot`); sums f32 over blocks of
+// The maximum (first sweep), sum_exp's two parts for it (second sweep, from cache), the input
+// at the true class (gathered), the weighted sum (third, with `dot`); sums f32 over blocks of
 // kColBlockRows rows, blocks added in order in double, as lsm_bwd_cols'. Then the logarithms in
 // f64 lanes.
 template <class T>
