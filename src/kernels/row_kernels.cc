@@ -436,14 +436,37 @@ HWY_INLINE hn::Vec<DF> DemoteToOdd(DD dd, DF df, hn::Vec<DD> v) {
   return hn::BitCast(df, hn::TruncateTo(du32, odd));
 }
 
-// Stores c lanes of v (f64) to the compute type C: rounded to nearest f32, or to odd.
+// Stores c lanes of v (f64) to the compute type C: rounded to nearest f32, or to odd. (The
+// f32 half-width vector is staged by hand where partial: LoadPartialF32's staging assumes a
+// full tag.)
 template <class C, bool kOdd = false, class DD>
 HWY_INLINE void StoreCompute(DD dd, hn::Vec<DD> v, C* p, size_t c) {
   if constexpr (std::is_same_v<C, double>) {
     StorePartialF32(dd, v, p, c);
   } else {
     const hn::Rebind<float, DD> df;
-    StorePartialF32(df, kOdd ? DemoteToOdd(dd, df, v) : hn::DemoteTo(df, v), p, c);
+    const auto f = kOdd ? DemoteToOdd(dd, df, v) : hn::DemoteTo(df, v);
+    if (c == hn::Lanes(dd)) {
+      hn::StoreU(f, df, p);
+    } else {
+      HWY_ALIGN float buf[hn::MaxLanes(DD())];
+      hn::StoreU(f, df, buf);
+      std::memcpy(p, buf, c * sizeof(float));
+    }
+  }
+}
+
+// c values of the compute type C as f64 lanes, `pad` in the others.
+template <class C, class DD>
+HWY_INLINE hn::Vec<DD> LoadCompute(DD dd, const C* p, size_t c, double pad) {
+  if constexpr (std::is_same_v<C, double>) {
+    return LoadPartialF32(dd, p, c, static_cast<float>(pad));
+  } else {
+    const hn::Rebind<float, DD> df;
+    if (c == hn::Lanes(dd)) return hn::PromoteTo(dd, hn::LoadU(df, p));
+    HWY_ALIGN float buf[hn::MaxLanes(DD())];
+    for (size_t i = 0; i < hn::Lanes(dd); ++i) buf[i] = i < c ? p[i] : static_cast<float>(pad);
+    return hn::PromoteTo(dd, hn::LoadU(df, buf));
   }
 }
 
@@ -462,12 +485,7 @@ void CeCoefColsT(size_t cols, const CeCoefConstants& k, const ComputeT<T>* t, co
            zero = hn::Zero(dd);
   const bool z = k.zloss_scale != 0.0;
   ForEachVector(dd, cols, [&](size_t j, size_t c) {
-    VD tj;
-    if constexpr (std::is_same_v<C, double>) {
-      tj = LoadPartialF32(dd, t + j, c, -1.0f);
-    } else {
-      tj = hn::PromoteTo(dd, LoadPartialF32(hn::Rebind<float, decltype(dd)>(), t + j, c, -1.0f));
-    }
+    const VD tj = LoadCompute(dd, t + j, c, -1.0);
     const VD wj = LoadPartialF32(dd, w + j, c, 0.0f), gj = LoadPartialF32(dd, g + j, c, 0.0f),
              lj = LoadPartialF32(dd, lse + j, c, 0.0f);
     const auto kept = hn::Ge(tj, zero);
