@@ -424,8 +424,8 @@ class GradPlan final : public SpatialPlan {
   // their values tc (recomputed in double from the input at the true class, which ce_pick_cols
   // reads, before the tile is written: out may be the logits; p is close to 1 there, where f32
   // cancellation would lose the most), and the ignored positions (t = -2, tc = 0: exactly 0
-  // whatever the logits), all by ce_coef_cols in f64 lanes (a position at a time, the
-  // coefficients cost as much as the tile's kernel); then the kernel.
+  // whatever the logits), all by ce_coef_cols in f64 lanes (as a scalar loop a position at a
+  // time they cost more than the tile's kernel); then the kernel.
   void RunTile(int64_t it, const void* w, const CeCoefConstants& coef, unsigned char* mem) const {
     int64_t slice, cols;
     Tile(it, &slice, &cols);
