@@ -417,6 +417,16 @@ void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t
   }
 }
 
+template <class T>
+void WidenT(const T* x, size_t n, ComputeT<T>* out) {
+  const CTag<T> d;
+  const size_t pf = PrefetchElements<T>();
+  ForEachVector(d, n, [&](size_t i, size_t c) {
+    PrefetchAhead(x, i, pf);
+    StorePartialF32(d, LoadPartialF32(d, x + i, c, 0.0f), out + i, c);
+  });
+}
+
 // v rounded to f32 to odd (a value between two floats becomes the one whose last bit is 1: a
 // later rounding to a 16-bit type then rounds once, as from v), as DoubleToFloatRoundToOdd:
 // exact values, NaN and overflow to infinity as the nearest rounding gives them. The neighbour
@@ -576,6 +586,9 @@ void CeCoefColsT(size_t cols, const CeCoefConstants& k, const ComputeT<T>* t, co
                 static_cast<const CT*>(sh), static_cast<const CT*>(a), static_cast<const CT*>(b),  \
                 static_cast<const CT*>(w), static_cast<const CT*>(t), static_cast<const CT*>(tc),  \
                 st);                                                                               \
+  }                                                                                                \
+  void Widen_##S(const void* x, size_t n, void* out) {                                             \
+    WidenT(static_cast<const T*>(x), n, static_cast<ComputeT<T>*>(out));                           \
   }                                                                                                \
   void CeCoefCols_##S(size_t cols, const CeCoefConstants& k, const void* t, const double* w,       \
                       const double* g, const double* gz, const double* lse, const double* p,       \

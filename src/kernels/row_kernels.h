@@ -53,6 +53,9 @@
 //                          and, where t[j] < -1, out[r, j] = tc[j] for every r (t[j] = -1: no
 //                          such row); shift, a, b, t, tc: `cols` values of the compute type (t
 //                          holds row indices). out may alias x. `stream` as for lsm_bwd_cols.
+//   widen(x, n, out)     out[j] = x[j] in the compute type (exact), x read from memory prefetched
+//                          as the exp loops do (a row converted before kernels that take the
+//                          compute type, such as dot's w).
 //   ce_coef_cols(cols, k, t, w, g, gz, lse, p, shift, a, b, tv, tc): per column, in f64 lanes, the
 //                          coefficients ce_grad_cols takes for aclnnCpuCrossEntropyLossGrad's
 //                          formula from logits, as ce::GradCoefficients, ce::SplitLse and
@@ -105,6 +108,7 @@ struct RowKernels {
   void (*ce_grad_cols)(const void* x, void* out, size_t rows, size_t cols, size_t sx, size_t so,
                        const void* shift, const void* a, const void* b, const void* w,
                        const void* t, const void* tc, bool stream) = nullptr;
+  void (*widen)(const void* x, size_t n, void* out) = nullptr;
   void (*ce_coef_cols)(size_t cols, const CeCoefConstants& k, const void* t, const double* w,
                        const double* g, const double* gz, const double* lse, const double* p,
                        void* shift, void* a, void* b, void* tv, void* tc) = nullptr;
@@ -127,6 +131,7 @@ struct RowKernels {
   X(ce_stats_cols, CeStatsCols, extra) \
   X(ce_pick_cols, CePickCols, extra)   \
   X(ce_grad_cols, CeGradCols, extra)   \
+  X(widen, Widen, extra)               \
   X(ce_coef_cols, CeCoefCols, extra)
 
 // Kernels for contiguous rows of dtype t (FLOAT, FLOAT16, BF16 or DOUBLE) on the current target.

@@ -495,6 +495,29 @@ std::vector<double> PickRows(size_t rows, size_t cols) {
   return ::testing::AssertionSuccess();
 }
 
+// The row in the compute type, exactly; nothing written past it.
+::testing::AssertionResult Check_widen(const Case& c) {
+  if (c.stream) return ::testing::AssertionSuccess();  // no streaming variant
+  Buf x(c.dt, c.n, c.misalign), out(c.compute(), c.n, c.misalign);
+  std::vector<double> v = c.Uniform(c.n, -70000.0, 70000.0);
+  if (c.n > 2) {
+    v[0] = HUGE_VAL;
+    v[1] = -0.0;
+    v[2] = 1e-30;  // subnormal or zero in 16-bit dtypes
+  }
+  const std::vector<double> want = x.Set(v);
+  c.k.widen(x.p(), c.n, out.p());
+  const std::vector<double> got = out.Get(c.n);
+  for (size_t j = 0; j < c.n; ++j) {
+    if (std::memcmp(&got[j], &want[j], sizeof(double)) != 0) {
+      return ::testing::AssertionFailure()
+             << "element " << j << ": " << got[j] << ", want " << want[j];
+    }
+  }
+  if (!out.TailIntact()) return ::testing::AssertionFailure() << "wrote past the row";
+  return ::testing::AssertionSuccess();
+}
+
 // The gradient's per-column coefficients, from the formula (aclnnCpuCrossEntropyLossGrad's, in
 // double): with the options off and on (smoothing, z-loss, class weights), an ignored column in
 // every fourth, one ignored column with an infinite upstream gradient (its coefficients are not

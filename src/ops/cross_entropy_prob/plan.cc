@@ -107,6 +107,7 @@ class CeProbPlan final : public Plan {
     contiguous_ = k_.c == 1 || (k_.logits.strides[1] == 1 && (!k_.grad || k_.out.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : compute_);
     compute_kernels_ = GetRowKernels(compute_);  // sum of the weighted targets
+    target_kernels_ = GetRowKernels(k_.target.dtype);
     threads_ = NumThreads();
     const uint64_t row = static_cast<uint64_t>(k_.c) * static_cast<uint64_t>(DtypeSize(compute_));
     // Per thread: the weighted targets, and the row in the compute type off the direct path.
@@ -188,21 +189,15 @@ class CeProbPlan final : public Plan {
     return compute_kernels_.sum(buf, static_cast<size_t>(k_.c));
   }
 
-  // The target row converted to the compute type C (typed loops the compiler vectorizes), then
-  // scaled by the weights and smoothed.
+  // The target row converted to the compute type C (the widen kernel where contiguous: the row
+  // comes from memory, prefetched), then scaled by the weights and smoothed.
   template <class C>
   void Weighted(const char* row, const C* w, C* wq) const {
     const TensorDesc& t = k_.target;
     const int64_t c = k_.c, st = k_.c == 1 ? 1 : t.strides[1];
-    if (t.dtype == ACL_BF16 && st == 1) {
-      const auto* q = reinterpret_cast<const uint16_t*>(row);
-      for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(Bf16ToFloat(q[j]));
-    } else if (t.dtype == ACL_FLOAT && st == 1) {
-      const auto* q = reinterpret_cast<const float*>(row);
-      for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(q[j]);
-    } else if (t.dtype == ACL_DOUBLE && st == 1) {
-      const auto* q = reinterpret_cast<const double*>(row);
-      for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(q[j]);
+    if (st == 1) {
+      // The target has the logits' dtype (validated), so its compute type is C.
+      target_kernels_.widen(row, static_cast<size_t>(c), wq);
     } else {
       for (int64_t j = 0; j < c; ++j) wq[j] = static_cast<C>(LoadAsDouble(t.dtype, row, j * st));
     }
@@ -262,7 +257,7 @@ class CeProbPlan final : public Plan {
   const Checked k_;
   aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
   bool contiguous_ = true, stream_ = false;
-  RowKernels kernels_, compute_kernels_;
+  RowKernels kernels_, compute_kernels_, target_kernels_;
   int threads_ = 1;
   WorkspaceBooker booker_;
   WorkspaceBooking scratch_, weights_, loss_rows_;
