@@ -325,6 +325,59 @@ HWY_INLINE void StorePartialF32(D d, hn::Vec<D> v, T* p, size_t count) {
   std::memcpy(p, buf, count * sizeof(T));
 }
 
+// v rounded to f32 to odd (a value between two floats becomes the one whose last bit is 1: a
+// later rounding to a 16-bit type then rounds once, as from v), as DoubleToFloatRoundToOdd:
+// exact values, NaN and overflow to infinity as the nearest rounding gives them. The neighbour
+// towards zero with its last bit set is the odd one of the two.
+template <class DD, class DF>
+HWY_INLINE hn::Vec<DF> DemoteToOdd(DD dd, DF df, hn::Vec<DD> v) {
+  const hn::RebindToUnsigned<DD> du64;
+  const hn::Rebind<uint32_t, DD> du32;
+  const auto f = hn::DemoteTo(df, v);
+  const auto back = hn::PromoteTo(dd, f);
+  const auto u = hn::PromoteTo(du64, hn::BitCast(du32, f));
+  const auto inexact = hn::AndNot(hn::Or(hn::IsNaN(v), hn::IsInf(back)), hn::Ne(back, v));
+  const auto one = hn::Set(du64, uint64_t{1});
+  const auto toward_zero =
+      hn::IfThenElse(hn::RebindMask(du64, hn::Gt(hn::Abs(back), hn::Abs(v))), hn::Sub(u, one), u);
+  const auto odd = hn::IfThenElse(hn::RebindMask(du64, inexact), hn::Or(toward_zero, one), u);
+  return hn::BitCast(df, hn::TruncateTo(du32, odd));
+}
+
+// Stores c lanes of v (f64) to the compute type C: rounded to nearest f32, or to odd. (The
+// f32 half-width vector is staged by hand where partial: LoadPartialF32's staging assumes a
+// full tag.)
+template <class C, bool kOdd = false, class DD>
+HWY_INLINE void StoreCompute(DD dd, hn::Vec<DD> v, C* p, size_t c) {
+  if constexpr (std::is_same_v<C, double>) {
+    StorePartialF32(dd, v, p, c);
+  } else {
+    const hn::Rebind<float, DD> df;
+    const auto f = kOdd ? DemoteToOdd(dd, df, v) : hn::DemoteTo(df, v);
+    if (c == hn::Lanes(dd)) {
+      hn::StoreU(f, df, p);
+    } else {
+      HWY_ALIGN float buf[hn::MaxLanes(DD())];
+      hn::StoreU(f, df, buf);
+      std::memcpy(p, buf, c * sizeof(float));
+    }
+  }
+}
+
+// c values of the compute type C as f64 lanes, `pad` in the others.
+template <class C, class DD>
+HWY_INLINE hn::Vec<DD> LoadCompute(DD dd, const C* p, size_t c, double pad) {
+  if constexpr (std::is_same_v<C, double>) {
+    return LoadPartialF32(dd, p, c, static_cast<float>(pad));
+  } else {
+    const hn::Rebind<float, DD> df;
+    if (c == hn::Lanes(dd)) return hn::PromoteTo(dd, hn::LoadU(df, p));
+    HWY_ALIGN float buf[hn::MaxLanes(DD())];
+    for (size_t i = 0; i < hn::Lanes(dd); ++i) buf[i] = i < c ? p[i] : static_cast<float>(pad);
+    return hn::PromoteTo(dd, hn::LoadU(df, buf));
+  }
+}
+
 // Streams the aligned output vector at out + i: one f32 vector, or for 16-bit outputs two f32
 // vectors rounded into one vector of 16-bit lanes, packed in registers (a round trip through a
 // stack buffer would make the wide load wait on two narrower stores).

@@ -73,6 +73,7 @@ class SpatialPlan : public Plan {
     if (k_.has_weight) weights_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(k_.c));
     scans_ = booker_.Book<ItemScan>(static_cast<uint64_t>(items_));
     target_name_ = CurrentTargetName();
+    plain_ = k_.soc.family == SocFamily::kCpu && !k_.has_weight;
   }
 
   // Item it's first slice (position) and its number of columns.
@@ -93,7 +94,6 @@ class SpatialPlan : public Plan {
     *w = wc;
     ItemScan* items = Grant<ItemScan>(workspace, scans_);
     const TensorDesc& tg = k_.target;
-    const bool plain = k_.soc.family == SocFamily::kCpu && !k_.has_weight;
     const int64_t ignore = k_.ignore_index;
     ParallelFor(items_, threads, MinItemsPerThread(), [&](int, int64_t b, int64_t e) {
       int64_t off[kMaxOperands];
@@ -105,7 +105,7 @@ class SpatialPlan : public Plan {
         int64_t cls[kMaxTileCols];
         GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
                       ColumnStride(target_op_), cols, cls);
-        if (plain) {
+        if (plain_) {
           // The default rule without weights: counts, and a bad target only flagged here (the
           // loop below finds which), branch-free.
           int64_t kept = 0;
@@ -165,7 +165,7 @@ class SpatialPlan : public Plan {
     const TensorDesc& tg = k_.target;
     GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
                   ColumnStride(target_op_), cols, cls);
-    if (k_.soc.family == SocFamily::kCpu && !k_.has_weight) {
+    if (plain_) {
       // The default rule without weights, branch-free (the loop runs once per position).
       const int64_t ignore = k_.ignore_index;
       for (int64_t j = 0; j < cols; ++j) {
@@ -218,6 +218,9 @@ class SpatialPlan : public Plan {
   RowKernels kernels_;
   int threads_ = 1, last_ = -1;
   bool columns_ = false;
+  // The default profile's ignore rule (t == ignoreIndex) and no class weights: the scans'
+  // branch-free loops.
+  bool plain_ = false;
   int64_t inner_ = 1, tile_ = 1, tiles_per_outer_ = 1, items_ = 0;
   WorkspaceBooker booker_;
   WorkspaceBooking weights_, scans_;
