@@ -37,7 +37,9 @@ TensorDesc DescribeTensor(const aclTensor* t) {
     d.shape[i] = t->shape[i];
     d.strides[i] = t->strides[i];
   }
-  d.data = static_cast<char*>(t->data) + t->offset * DtypeSize(t->dtype);
+  // No offset applied to a null address (undefined behaviour; phase 1 rejects it before use).
+  d.data =
+      t->data == nullptr ? nullptr : static_cast<char*>(t->data) + t->offset * DtypeSize(t->dtype);
   return d;
 }
 

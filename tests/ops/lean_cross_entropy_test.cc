@@ -258,6 +258,26 @@ TEST(LeanCrossEntropy, Validation) {
             std::string::npos)
       << r.second;
   aclDestroyTensor(xt);
+  // Regression (found by fuzz/phase1_fuzz under UBSan): logits with a null data address and an
+  // offset; the in-place check offset the null pointer before the null address was reported.
+  const int64_t big_storage[] = {100};
+  aclTensor* xnull =
+      aclCreateTensor(shape, 2, ACL_FLOAT, strides, 47, ACL_FORMAT_ND, big_storage, 1, nullptr);
+  ASSERT_NE(xnull, nullptr);
+  r = grad(xnull, lse.get(), out.get());
+  EXPECT_EQ(r.first, 161001);
+  EXPECT_NE(r.second.find("tensor logits has a null data address"), std::string::npos) << r.second;
+  // Both null at the same offset with other strides: the null address is the error, not a
+  // mismatched in-place view.
+  const int64_t row_major[] = {6, 1};
+  aclTensor* onull =
+      aclCreateTensor(shape, 2, ACL_FLOAT, row_major, 47, ACL_FORMAT_ND, big_storage, 1, nullptr);
+  ASSERT_NE(onull, nullptr);
+  r = grad(xnull, lse.get(), onull);
+  EXPECT_EQ(r.first, 161001);
+  EXPECT_NE(r.second.find("tensor logits has a null data address"), std::string::npos) << r.second;
+  aclDestroyTensor(onull);
+  aclDestroyTensor(xnull);
   EXPECT_TRUE(out.Untouched());
   EXPECT_EQ(x.Get(), std::vector<double>(24, 0.5));
 
