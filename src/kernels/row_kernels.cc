@@ -2,6 +2,8 @@
 #include "kernels/row_kernels.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
@@ -271,10 +273,16 @@ void GatherTrueClass(const T* x, size_t cols, size_t sx, const ComputeT<T>* t, d
   using C = ComputeT<T>;
   const CTag<T> d;
   HWY_ALIGN T raw[kMaxTileCols + hn::MaxLanes(CTag<T>())];
-  const T zero = PadValue<T>(0.0f);
+  // Branch-free: a column without a true class loads row 0's element (there is one) and masks
+  // its bits to +0; a branch there mispredicted on ignored positions and serialized the loads.
+  using Bits = hwy::UnsignedFromSize<sizeof(T)>;
   for (size_t j = 0; j < cols; ++j) {
-    const C r = t[j];
-    raw[j] = r >= C{0} ? x[static_cast<size_t>(r) * sx + j] : zero;
+    const int64_t r = static_cast<int64_t>(t[j]);
+    const uint64_t keep = uint64_t{0} - static_cast<uint64_t>(r >= 0);
+    Bits b;
+    std::memcpy(&b, x + (static_cast<uint64_t>(r) & keep) * sx + j, sizeof(T));
+    b = static_cast<Bits>(b & static_cast<Bits>(keep));
+    std::memcpy(raw + j, &b, sizeof(T));
   }
   HWY_ALIGN C lanes[hn::MaxLanes(CTag<T>())];
   ForEachVector(d, cols, [&](size_t j, size_t c) {

@@ -166,12 +166,13 @@ class SpatialPlan : public Plan {
     GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
                   ColumnStride(target_op_), cols, cls);
     if (plain_) {
-      // The default rule without weights, branch-free (the loop runs once per position).
+      // The default rule without weights, branch-free (the loop runs once per position): the
+      // selects in integer masks, which GCC had turned back into a mispredicted branch.
       const int64_t ignore = k_.ignore_index;
       for (int64_t j = 0; j < cols; ++j) {
-        const bool ignored = cls[j] == ignore;
-        cls[j] = ignored ? -1 : cls[j];
-        wt[j] = ignored ? 0.0 : 1.0;
+        const int64_t ignored = -static_cast<int64_t>(cls[j] == ignore);  // 0 or all ones
+        cls[j] |= ignored;                                                // -1 where ignored
+        wt[j] = static_cast<double>(ignored + 1);                         // 0 where ignored
       }
     } else {
       for (int64_t j = 0; j < cols; ++j) {
