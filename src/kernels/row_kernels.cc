@@ -392,9 +392,13 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
   }
 }
 
-// out = exp(x - shift[j]) * a[j] - b[j] * w[r] over a tile, row by row (x from memory,
-// prefetched rows ahead as in lsm_bwd_cols), with row t[j] of column j (every row where
-// t[j] < -1) given tc[j] instead.
+// out = exp(x - shift[j]) * a[j] - b[j] * w[r] over a tile, row by row (x from memory), with
+// row t[j] of column j (every row where t[j] < -1) given tc[j] instead. Prefetching: a narrow
+// tile's rows `ahead` rows on (as lsm_bwd_cols); a wide one (a row of at least PrefetchBytes(),
+// where that would be the next row only) the same row of the next tile into L2, as
+// ce_stats_cols' first sweep does, so that the next tile's true-class gather (ce_pick_cols, a
+// load per column from a row the target picks) and its rows come from cache: from memory that
+// gather cost two thirds as much as this kernel (K-dimensional, 21 classes).
 template <class T>
 void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t so,
                  const ComputeT<T>* shift, const ComputeT<T>* a, const ComputeT<T>* b,
@@ -403,15 +407,20 @@ void CeGradColsT(const T* x, T* out, size_t rows, size_t cols, size_t sx, size_t
   const CTag<T> d;
   using V = hn::Vec<CTag<T>>;
   const size_t pf = PrefetchElements<T>();
+  const bool next_tile = pf != 0 && pf / cols <= 1;
   const size_t ahead = pf / cols > 1 ? pf / cols : 1;
   const V every = hn::Set(d, C{-1.5});
   for (size_t r = 0; r < rows; ++r) {
-    const size_t pf_r = pf != 0 && r + ahead < rows ? ahead * sx : 0;
+    const size_t pf_r = next_tile ? cols : pf != 0 && r + ahead < rows ? ahead * sx : 0;
     const T* xr = x + r * sx;
     const V wr = hn::Set(d, w != nullptr ? w[r] : C{1});
     const V row = hn::Set(d, static_cast<C>(r));
     ForEachOutputVector(d, out + r * so, cols, stream, [&](size_t j, size_t c) {
-      PrefetchAhead(xr, j, pf_r);
+      if (next_tile) {
+        PrefetchAhead<2>(xr, j, pf_r);
+      } else {
+        PrefetchAhead(xr, j, pf_r);
+      }
       // Padding lanes: shift 0 and x 0 keep exp finite; they are never stored.
       const V p = ExpF(
           d, hn::Sub(LoadPartialF32(d, xr + j, c, 0.0f), LoadPartialF32(d, shift + j, c, 0.0f)));
