@@ -252,11 +252,14 @@ void LsmBwdColsT(const T* g, const T* y, T* out, size_t rows, size_t cols, size_
 // elements at a finite maximum counted apart, later sweeps from cache) and, with `dot`, its
 // weighted sum shifted by the maximum. Sums are f32 over blocks of kColBlockRows rows, blocks
 // added in order in double, as lsm_bwd_cols. The logarithms in f64 lanes.
-// The column tiles sweep their rows in order, a row at a time across the tile's columns, with
-// the per-column accumulators in L1 arrays. The first sweep, from memory, prefetches the same
-// row of the next tile (`cols` elements on: the caller's next tile when tiles are adjacent; a
-// wasted prefetch otherwise, which never faults), a line per vector: each row of a tile is a
-// short stream the hardware prefetchers barely follow. 0 (off) with ACLNN_CPU_PREFETCH_BYTES=0.
+// The first sweep goes a row at a time across the tile's columns (the maxima in an L1 array),
+// the second a vector of columns at a time down the rows. The second sweep, from cache and bound
+// by the exp, prefetches the same row of the next tile into L2 (`cols` elements on: the caller's
+// next tile when tiles are adjacent; a wasted prefetch otherwise, which never faults), a line per
+// vector: each row of a tile is a short stream the hardware prefetchers barely follow. (Issued
+// in a burst from the first sweep, the prefetches left that sweep waiting on memory: the
+// forward's kernel samples fell by a sixth when they moved, 8x21x512x512 f32 on an AMD EPYC.)
+// 0 (off) with ACLNN_CPU_PREFETCH_BYTES=0.
 HWY_INLINE size_t NextTileDistance(size_t cols) { return PrefetchBytes() != 0 ? cols : 0; }
 
 // Keeps v where row r is column j's true class t[j].
@@ -328,7 +331,6 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
   for (size_t j = 0; j < cols; j += N) hn::Store(hn::Set(d, static_cast<C>(-HUGE_VAL)), d, mx + j);
   for (size_t r = 0; r < rows; ++r) {
     ForEachVector(d, cols, [&](size_t j, size_t c) {
-      PrefetchAhead<2>(x + r * sx, j, next);
       hn::Store(hn::Max(hn::Load(d, mx + j), LoadPartialF32(d, x + r * sx + j, c, -HUGE_VALF)), d,
                 mx + j);
     });
@@ -350,6 +352,7 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
       const size_t r1 = rows - r0 < kColBlockRows ? rows : r0 + kColBlockRows;
       V acc = hn::Zero(d), cnt = hn::Zero(d);
       for (size_t r = r0; r < r1; ++r) {
+        PrefetchAhead<2>(x + r * sx, j, next);
         const V v = LoadPartialF32(d, x + r * sx + j, c, 0.0f);
         // x - m <= 0 or NaN where m is finite or +inf; a column of -inf (m = -inf) gives NaN
         // here and is set apart below.
