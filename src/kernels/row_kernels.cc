@@ -272,11 +272,17 @@ HWY_INLINE V PickRow(D d, V picked, V v, size_t r, V tj) {
 // doubles. A load per column, not a sweep of the tile: the caller's tile is in cache or about
 // to be read (the raw elements are gathered, then converted a vector at a time).
 template <class T>
-void GatherTrueClass(const T* x, size_t cols, size_t sx, const ComputeT<T>* t, double* xt_out) {
+void GatherTrueClass(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* t,
+                     double* xt_out) {
   using C = ComputeT<T>;
   const CTag<T> d;
+  // A tile without rows has no true class (every t[j] < 0) and no element to read.
+  if (rows == 0) {
+    for (size_t j = 0; j < cols; ++j) xt_out[j] = 0.0;
+    return;
+  }
   HWY_ALIGN T raw[kMaxTileCols + hn::MaxLanes(CTag<T>())];
-  // Branch-free: a column without a true class loads row 0's element (there is one) and masks
+  // Branch-free: a column without a true class loads row 0's element (rows > 0 here) and masks
   // its bits to +0; a branch there mispredicted on ignored positions and serialized the loads.
   using Bits = hwy::UnsignedFromSize<sizeof(T)>;
   for (size_t j = 0; j < cols; ++j) {
@@ -299,8 +305,7 @@ void GatherTrueClass(const T* x, size_t cols, size_t sx, const ComputeT<T>* t, d
 template <class T>
 void CePickColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* t,
                  const double* lse, double* xt_out) {
-  (void)rows;
-  GatherTrueClass(x, cols, sx, t, xt_out);
+  GatherTrueClass(x, rows, cols, sx, t, xt_out);
   if (lse == nullptr) return;
   // p = exp(xt - lse) in f64 lanes (ExpF's IEEE edges).
   const hn::ScalableTag<double> dd;
@@ -368,7 +373,7 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
       }
     }
   });
-  GatherTrueClass(x, cols, sx, t, xt_out);
+  GatherTrueClass(x, rows, cols, sx, t, xt_out);
   // l = log(k) + log1p(rest / k), LogSumExpShifted's formula in f64 lanes; NaN for a column of
   // -inf (m = -inf, no element counted: as LogSumExpShifted(0, 0)) and wherever rest is NaN.
   const hn::ScalableTag<double> dd;
