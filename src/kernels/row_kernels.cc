@@ -404,7 +404,7 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
 // row t[j] of column j (every row where t[j] < -1) given tc[j] instead. Prefetching: a narrow
 // tile's rows `ahead` rows on (as lsm_bwd_cols); a wide one (a row of at least PrefetchBytes(),
 // where that would be the next row only) the same row of the next tile into L2, as
-// ce_stats_cols' first sweep does, so that the next tile's true-class gather (ce_pick_cols, a
+// ce_stats_cols does, so that the next tile's true-class gather (ce_pick_cols, a
 // load per column from a row the target picks) and its rows come from cache: from memory that
 // gather cost two thirds as much as this kernel (K-dimensional, 21 classes).
 template <class T>
