@@ -46,7 +46,7 @@
 //                          `cols` doubles each.
 //   ce_pick_cols(x, rows, cols, sx, t, lse, xt): xt[j] = x[t[j], j] as ce_stats_cols' (a load
 //                          per column), or with lse (`cols` doubles) exp(x[t[j], j] - lse[j]) in
-//                          f64 lanes (Highway's Exp with IEEE edges, 1 ulp).
+//                          f64 lanes (ExpF: <= 0.74 ulp measured, IEEE edges).
 //   ce_grad_cols(x, out, rows, cols, sx, so, shift, a, b, w, t, tc, stream): the same tile's
 //                          out[r, j] = exp(x[r, j] - shift[j]) * a[j] - b[j] * w[r] (w null: 1),
 //                          except out[t[j], j] = tc[j] (the true class, computed by the caller)
