@@ -251,9 +251,12 @@ HWY_INLINE hn::Vec<D> ExpFastF64(D d, hn::Vec<D> x) {
   const auto r8 = hn::Mul(r4, r4);
   const auto a0 = hn::MulAdd(hn::Set(d, 0x1.5555555555556p-3), r, hn::Set(d, 0x1.0000000000001p-1));
   const auto a1 = hn::MulAdd(hn::Set(d, 0x1.11111111109b3p-7), r, hn::Set(d, 0x1.5555555553d63p-5));
-  const auto a2 = hn::MulAdd(hn::Set(d, 0x1.a01a01a7c41d5p-13), r, hn::Set(d, 0x1.6c16c1788bd90p-10));
-  const auto a3 = hn::MulAdd(hn::Set(d, 0x1.71de0dae63bb3p-19), r, hn::Set(d, 0x1.a019b90d2ae7ap-16));
-  const auto a4 = hn::MulAdd(hn::Set(d, 0x1.af38a9b0ec855p-26), r, hn::Set(d, 0x1.289185613a3d6p-22));
+  const auto a2 =
+      hn::MulAdd(hn::Set(d, 0x1.a01a01a7c41d5p-13), r, hn::Set(d, 0x1.6c16c1788bd90p-10));
+  const auto a3 =
+      hn::MulAdd(hn::Set(d, 0x1.71de0dae63bb3p-19), r, hn::Set(d, 0x1.a019b90d2ae7ap-16));
+  const auto a4 =
+      hn::MulAdd(hn::Set(d, 0x1.af38a9b0ec855p-26), r, hn::Set(d, 0x1.289185613a3d6p-22));
   const auto b0 = hn::MulAdd(a1, r2, a0);
   const auto b1 = hn::MulAdd(a3, r2, a2);
   const auto q = hn::MulAdd(a4, r8, hn::MulAdd(b1, r4, b0));

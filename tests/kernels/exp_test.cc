@@ -96,8 +96,8 @@ TEST(KernelExp, F64WithinOneUlpOverTheWholeRange) {
 
 TEST(KernelExp, F64IeeeEdges) {
   const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<double> x = {-inf, inf, std::nan(""), 710.0, 1e300, -746.0, -1e300, 0.0,
-                                 709.78, -745.0};
+  const std::vector<double> x = {-inf,   inf,    std::nan(""), 710.0,  1e300,
+                                 -746.0, -1e300, 0.0,          709.78, -745.0};
   ForEachTarget([&](const std::string& target) {
     const std::vector<double> y = ExpThroughKernelF64(x);
     EXPECT_EQ(y[0], 0.0) << target;
