@@ -230,12 +230,12 @@ HWY_INLINE hn::Vec<D> ExpFast(D d, hn::Vec<D> x) {
 // e^x on [-707, 709] in f64 lanes, ExpFast's scheme: n = round(x / ln 2) by adding 1.5 * 2^52;
 // r + r_lo = x - n ln 2 (Cody-Waite: ln 2's high part has 32 bits, so n times it is exact also
 // where MulAdd is a multiply and an add); e^r = 1 + r + r^2 q(r), q of degree 9 (a Chebyshev fit
-// of (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2], 0.07 ulp) by Estrin's scheme, 1 + r split exactly
-// (Fast2Sum) so that only the final addition rounds at the result's scale; 2^n added to the
-// exponent field (the result stays normal: n >= -1020). About 30 operations and half the
-// dependent latency of Highway's Exp, whose int32 conversions and two-factor scaling left the
-// f64 row kernels compute-bound at 0.8 G elements/s per core. Within 1 ulp (tests bound it).
-// kHalvings > 0 returns e^x / 2^kHalvings (for n up to 1023 + kHalvings).
+// of (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2], 0.07 ulp: tools/exp_f64_coefficients.py) by Estrin's
+// scheme, 1 + r split exactly (Fast2Sum) so that only the final addition rounds at the result's
+// scale; 2^n added to the exponent field (the result stays normal: n >= -1020). About 30 operations
+// and half the dependent latency of Highway's Exp, whose int32 conversions and two-factor scaling
+// left the f64 row kernels compute-bound at 0.8 G elements/s per core. Within 1 ulp (tests bound
+// it). kHalvings > 0 returns e^x / 2^kHalvings (for n up to 1023 + kHalvings).
 template <int kHalvings = 0, class D>
 HWY_INLINE hn::Vec<D> ExpFastF64(D d, hn::Vec<D> x) {
   const hn::RebindToSigned<D> di;
