@@ -147,8 +147,9 @@ void LsmFwdT(const T* x, double m, double l, T* out, size_t n, bool stream) {
   });
 }
 
-template <class T>
-void CeGradT(const T* lp, T* out, size_t n, double shift, double a, double b, const ComputeT<T>* w,
+// W: the weights' type, the compute type (ce_grad) or T itself (ce_grad_t).
+template <class T, class W>
+void CeGradT(const T* lp, T* out, size_t n, double shift, double a, double b, const W* w,
              bool stream) {
   using C = ComputeT<T>;
   const CTag<T> d;
@@ -165,8 +166,9 @@ void CeGradT(const T* lp, T* out, size_t n, double shift, double a, double b, co
   });
 }
 
-template <class T>
-double DotT(const T* x, const ComputeT<T>* w, size_t n, double m) {
+// W as CeGradT's: dot or dot_t.
+template <class T, class W>
+double DotT(const T* x, const W* w, size_t n, double m) {
   using C = ComputeT<T>;
   const CTag<T> d;
   using V = hn::Vec<CTag<T>>;
@@ -258,6 +260,14 @@ void WidenT(const T* x, size_t n, ComputeT<T>* out) {
   }                                                                                                \
   double Dot_##S(const void* x, const void* w, size_t n, double m) {                               \
     return DotT(static_cast<const T*>(x), static_cast<const ComputeT<T>*>(w), n, m);               \
+  }                                                                                                \
+  void CeGradSame_##S(const void* lp, void* out, size_t n, double sh, double a, double b,          \
+                      const void* w, bool st) {                                                    \
+    CeGradT(static_cast<const T*>(lp), static_cast<T*>(out), n, sh, a, b,                          \
+            static_cast<const T*>(w), st);                                                         \
+  }                                                                                                \
+  double DotSame_##S(const void* x, const void* w, size_t n, double m) {                           \
+    return DotT(static_cast<const T*>(x), static_cast<const T*>(w), n, m);                         \
   }                                                                                                \
   void LsmBwdCols_##S(const void* g, const void* y, void* out, size_t rows, size_t cols,           \
                       size_t sg, size_t sy, size_t so, bool st) {                                  \

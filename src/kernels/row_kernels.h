@@ -30,6 +30,9 @@
 //                          logits). out may alias lp. `stream` as for lsm_bwd.
 //   dot(x, w, n, m)      = sum of (x - m) * w[j] (w == nullptr: w[j] = 1), blocked like sum;
 //                          the shift keeps the error relative to x - m, not to x.
+//   ce_grad_t, dot_t:      ce_grad and dot with w in the dtype of x instead of the compute type
+//                          (a 16-bit probability target read as it is, no widened copy); the
+//                          same results as widening w first.
 //   lsm_bwd_cols(g, y, out, rows, cols, sg, sy, so, stream): the same formula for `cols` (<=
 //                          kMaxTileCols) adjacent slices laid out as columns: element (r, j) of
 //                          an operand is at p[r * stride + j]. Column sums are f32 over blocks
@@ -99,6 +102,9 @@ struct RowKernels {
   void (*ce_grad)(const void* lp, void* out, size_t n, double shift, double a, double b,
                   const void* w, bool stream) = nullptr;
   double (*dot)(const void* x, const void* w, size_t n, double m) = nullptr;
+  void (*ce_grad_t)(const void* lp, void* out, size_t n, double shift, double a, double b,
+                    const void* w, bool stream) = nullptr;
+  double (*dot_t)(const void* x, const void* w, size_t n, double m) = nullptr;
   void (*lsm_bwd_cols)(const void* g, const void* y, void* out, size_t rows, size_t cols, size_t sg,
                        size_t sy, size_t so, bool stream) = nullptr;
   void (*ce_stats_cols)(const void* x, size_t rows, size_t cols, size_t sx, const void* w,
@@ -127,6 +133,8 @@ struct RowKernels {
   X(lsm_fwd, LsmFwd, extra)            \
   X(ce_grad, CeGrad, extra)            \
   X(dot, Dot, extra)                   \
+  X(ce_grad_t, CeGradSame, extra)      \
+  X(dot_t, DotSame, extra)             \
   X(lsm_bwd_cols, LsmBwdCols, extra)   \
   X(ce_stats_cols, CeStatsCols, extra) \
   X(ce_pick_cols, CePickCols, extra)   \

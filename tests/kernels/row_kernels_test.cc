@@ -241,10 +241,13 @@ ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
 }
 
 // Log-probabilities (shift 0) and logits with their row's log-sum-exp as the shift (7.25).
-::testing::AssertionResult Check_ce_grad(const Case& c) {
+// ce_grad (weights in the compute type) and ce_grad_t (weights in the input's dtype: same_type).
+::testing::AssertionResult CheckCeGrad(const Case& c, bool same_type) {
+  const auto ce_grad = same_type ? c.k.ce_grad_t : c.k.ce_grad;
   for (bool weighted : {false, true}) {
     for (double shift : {0.0, 7.25}) {
-      Buf lp(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign), w(c.compute(), c.n, c.misalign);
+      Buf lp(c.dt, c.n, c.misalign), out(c.dt, c.n, c.misalign),
+          w(same_type ? c.dt : c.compute(), c.n, c.misalign);
       const std::vector<double> lv = lp.Set(c.Uniform(c.n, shift - 12.0, shift));
       const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
       const double a = 0.8, b = 0.01;
@@ -256,8 +259,8 @@ ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
         // for shift 0) moves the exponent by up to half an ulp of it (u |lp - shift|).
         bound[i] = 5 * c.u() * (p + q) + p * c.u() * std::fabs(lv[i] - shift);
       }
-      c.k.ce_grad(lp.p(), out.p(), c.n, c.S(shift), c.S(a), c.S(b), weighted ? w.p() : nullptr,
-                  c.stream);
+      ce_grad(lp.p(), out.p(), c.n, c.S(shift), c.S(a), c.S(b), weighted ? w.p() : nullptr,
+              c.stream);
       aclnn_cpu::FlushStreamingStores();
       ::testing::AssertionResult r = Elementwise(out, want, bound, c.dt);
       if (!r) return r << (weighted ? " (weighted" : " (no weight") << ", shift " << shift << ")";
@@ -266,9 +269,14 @@ ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult Check_dot(const Case& c) {
+::testing::AssertionResult Check_ce_grad(const Case& c) { return CheckCeGrad(c, false); }
+::testing::AssertionResult Check_ce_grad_t(const Case& c) { return CheckCeGrad(c, true); }
+
+// dot, and dot_t with weights in the input's dtype (same_type).
+::testing::AssertionResult CheckDot(const Case& c, bool same_type) {
+  const auto dot = same_type ? c.k.dot_t : c.k.dot;
   for (bool weighted : {false, true}) {
-    Buf x(c.dt, c.n, c.misalign), w(c.compute(), c.n, c.misalign);
+    Buf x(c.dt, c.n, c.misalign), w(same_type ? c.dt : c.compute(), c.n, c.misalign);
     const std::vector<double> xv = x.Set(c.Uniform(c.n, -5.0, 5.0));
     const std::vector<double> wv = w.Set(c.Uniform(c.n, 0.5, 2.0));
     const double m = 2.0;
@@ -278,12 +286,15 @@ ExpSum ExpectedSumExp(const Case& c, const std::vector<double>& v, double m) {
       want += t;
       mag += std::fabs(t);
     }
-    const double got = c.k.dot(x.p(), weighted ? w.p() : nullptr, c.n, c.S(m));
+    const double got = dot(x.p(), weighted ? w.p() : nullptr, c.n, c.S(m));
     ::testing::AssertionResult r = Near(got, want, (kSumTerms + 2) * c.u() * mag);
     if (!r) return r << (weighted ? " (weighted)" : " (no weight)");
   }
   return ::testing::AssertionSuccess();
 }
+
+::testing::AssertionResult Check_dot(const Case& c) { return CheckDot(c, false); }
+::testing::AssertionResult Check_dot_t(const Case& c) { return CheckDot(c, true); }
 
 // n rows of a few columns (strides with a gap), the column sums over the rows.
 ::testing::AssertionResult Check_lsm_bwd_cols(const Case& c) {

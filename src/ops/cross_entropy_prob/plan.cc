@@ -155,11 +155,12 @@ class CeProbPlan final : public Plan {
           src = f;
         }
         const void* weighted = nullptr;
-        const double s = WeightedTargets(i, w, wq, &weighted);
+        bool typed = false;
+        const double s = WeightedTargets(i, w, wq, &weighted, &typed);
         if (k_.grad) {
-          GradRow(i, src, weighted, s, contiguous_ ? nullptr : f);
+          GradRow(i, src, weighted, typed, s, contiguous_ ? nullptr : f);
         } else {
-          loss_rows[i] = LossRow(i, src, weighted, s);
+          loss_rows[i] = LossRow(i, src, weighted, typed, s);
         }
       }
       if (stream_) FlushStreamingStores();
@@ -171,14 +172,18 @@ class CeProbPlan final : public Plan {
  private:
   // wq_c = w_c ((1 - ls) q_c + ls / C) of row i, in the compute type; returns their sum and
   // sets *out to the row's weighted targets: the target row itself when it is already that
-  // (contiguous, the compute type, no weight, no smoothing), else `buf`.
-  double WeightedTargets(int64_t i, const void* w, void* buf, const void** out) const {
+  // (contiguous, no weight, no smoothing, in the compute type, or in the logits' 16-bit dtype
+  // on the direct path: *typed, for the kernels that read it so), else `buf`.
+  double WeightedTargets(int64_t i, const void* w, void* buf, const void** out, bool* typed) const {
     const TensorDesc& t = k_.target;
     const char* row = t.data + i * t.strides[0] * DtypeSize(t.dtype);
     const double ls = k_.label_smoothing;
-    if (t.dtype == compute_ && (t.strides[1] == 1 || k_.c == 1) && ls == 0.0 && w == nullptr) {
+    if ((t.strides[1] == 1 || k_.c == 1) && ls == 0.0 && w == nullptr &&
+        (t.dtype == compute_ || contiguous_)) {
+      // The target has the logits' dtype (validated): with contiguous logits kernels_ take it.
       *out = row;
-      return compute_kernels_.sum(row, static_cast<size_t>(k_.c));
+      *typed = t.dtype != compute_;
+      return target_kernels_.sum(row, static_cast<size_t>(k_.c));
     }
     if (compute_ == ACL_DOUBLE) {
       Weighted(row, static_cast<const double*>(w), static_cast<double*>(buf));
@@ -213,16 +218,16 @@ class CeProbPlan final : public Plan {
 
   // -sum wq (x - lse) = log_s sum wq - sum wq (x - max): no cancellation of a large max. The
   // row's lse goes to lseOut.
-  double LossRow(int64_t i, const void* src, const void* wq, double s) const {
+  double LossRow(int64_t i, const void* src, const void* wq, bool typed, double s) const {
     const size_t c = static_cast<size_t>(k_.c);
     double m, k;
     const double rest = kernels_.max_sum_exp(src, c, &m, &k);
     const double log_s = LogSumExpShifted(rest, k);
     StoreFromDouble(k_.lse.dtype, k_.lse.data, i * k_.lse.strides[0], m + log_s);
-    return log_s * s - kernels_.dot(src, wq, c, m);
+    return log_s * s - (typed ? kernels_.dot_t : kernels_.dot)(src, wq, c, m);
   }
 
-  void GradRow(int64_t i, const void* src, const void* wq, double s, void* f) const {
+  void GradRow(int64_t i, const void* src, const void* wq, bool typed, double s, void* f) const {
     const bool none = k_.reduction == ce::Reduction::kNone;
     const TensorDesc& gl = k_.grad_loss;
     double g = LoadAsDouble(gl.dtype, gl.data, none && gl.rank == 1 ? i * gl.strides[0] : 0);
@@ -233,7 +238,8 @@ class CeProbPlan final : public Plan {
     char* o = k_.out.data + i * k_.out.strides[0] * esz;
     const size_t c = static_cast<size_t>(k_.c);
     if (f == nullptr) {
-      kernels_.ce_grad(src, o, c, shift.hi, g * s * shift.scale, g, wq, stream_);
+      (typed ? kernels_.ce_grad_t : kernels_.ce_grad)(src, o, c, shift.hi, g * s * shift.scale, g,
+                                                      wq, stream_);
       return;
     }
     kernels_.ce_grad(src, f, c, shift.hi, g * s * shift.scale, g, wq, false);
