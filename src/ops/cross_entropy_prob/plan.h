@@ -4,6 +4,8 @@
 // wq_c = w_c ((1 - ls) q_c + ls / C) in the kernels' compute type, then
 //   forward: lse = max_sum_exp, loss = log_s * sum wq - sum wq (x - max)   (dot, sum)
 //   gradient: out = exp(x - lse) g sum wq - g wq_c                         (ce_grad, sum)
+// A target that is already wq (no weight, no smoothing, contiguous) is read in place: in the
+// compute type by dot / ce_grad, in the logits' 16-bit dtype by dot_t / ce_grad_t.
 #ifndef ACLNN_CPU_OPS_CROSS_ENTROPY_PROB_PLAN_H_
 #define ACLNN_CPU_OPS_CROSS_ENTROPY_PROB_PLAN_H_
 
