@@ -119,7 +119,6 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
   // column's sums in registers: per column the same f32 additions in the same row order as a
   // row-at-a-time sweep, without an L1 round trip per element.
   const V one = hn::Set(d, C{1});
-  HWY_ALIGN C acc_lanes[kPad], cnt_lanes[kPad];
   ForEachVector(d, cols, [&](size_t j, size_t c) {
     const V vm = hn::Load(d, mx + j);
     const auto finite = hn::IsFinite(vm);
@@ -135,12 +134,8 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
         acc = hn::Add(acc, hn::IfThenZeroElse(at_max, ExpF<true>(d, hn::Sub(v, vm))));
         cnt = hn::Add(cnt, hn::IfThenElseZero(at_max, one));
       }
-      hn::Store(acc, d, acc_lanes);
-      hn::Store(cnt, d, cnt_lanes);
-      for (size_t i = 0; i < c; ++i) {
-        rest[j + i] += static_cast<double>(acc_lanes[i]);
-        count[j + i] += static_cast<double>(cnt_lanes[i]);
-      }
+      AddToDoubles(d, acc, rest + j, c);
+      AddToDoubles(d, cnt, count + j, c);
     }
   });
   GatherTrueClass(x, rows, cols, sx, t, xt_out);
