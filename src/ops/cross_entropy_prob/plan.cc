@@ -108,6 +108,15 @@ class CeProbPlan final : public Plan {
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : compute_);
     compute_kernels_ = GetRowKernels(compute_);  // sum of the weighted targets
     target_kernels_ = GetRowKernels(k_.target.dtype);
+    // A target that is already the weighted targets (contiguous, no weight, no smoothing) is
+    // read in place: in the compute type, or in the logits' 16-bit dtype (validated: the target
+    // has it) where kernels_ take that dtype, through dot_t / ce_grad_t.
+    const TensorDesc& t = k_.target;
+    in_place_ = (t.strides[1] == 1 || k_.c == 1) && k_.label_smoothing == 0.0 && !k_.has_weight &&
+                (t.dtype == compute_ || contiguous_);
+    const bool typed = in_place_ && t.dtype != compute_;
+    dot_ = typed ? kernels_.dot_t : kernels_.dot;
+    ce_grad_ = typed ? kernels_.ce_grad_t : kernels_.ce_grad;
     threads_ = NumThreads();
     const uint64_t row = static_cast<uint64_t>(k_.c) * static_cast<uint64_t>(DtypeSize(compute_));
     // Per thread: the weighted targets, and the row in the compute type off the direct path.
@@ -155,12 +164,11 @@ class CeProbPlan final : public Plan {
           src = f;
         }
         const void* weighted = nullptr;
-        bool typed = false;
-        const double s = WeightedTargets(i, w, wq, &weighted, &typed);
+        const double s = WeightedTargets(i, w, wq, &weighted);
         if (k_.grad) {
-          GradRow(i, src, weighted, typed, s, contiguous_ ? nullptr : f);
+          GradRow(i, src, weighted, s, contiguous_ ? nullptr : f);
         } else {
-          loss_rows[i] = LossRow(i, src, weighted, typed, s);
+          loss_rows[i] = LossRow(i, src, weighted, s);
         }
       }
       if (stream_) FlushStreamingStores();
@@ -171,18 +179,12 @@ class CeProbPlan final : public Plan {
 
  private:
   // wq_c = w_c ((1 - ls) q_c + ls / C) of row i, in the compute type; returns their sum and
-  // sets *out to the row's weighted targets: the target row itself when it is already that
-  // (contiguous, no weight, no smoothing, in the compute type, or in the logits' 16-bit dtype
-  // on the direct path: *typed, for the kernels that read it so), else `buf`.
-  double WeightedTargets(int64_t i, const void* w, void* buf, const void** out, bool* typed) const {
+  // sets *out to the row's weighted targets: the target row itself where in_place_, else `buf`.
+  double WeightedTargets(int64_t i, const void* w, void* buf, const void** out) const {
     const TensorDesc& t = k_.target;
     const char* row = t.data + i * t.strides[0] * DtypeSize(t.dtype);
-    const double ls = k_.label_smoothing;
-    if ((t.strides[1] == 1 || k_.c == 1) && ls == 0.0 && w == nullptr &&
-        (t.dtype == compute_ || contiguous_)) {
-      // The target has the logits' dtype (validated): with contiguous logits kernels_ take it.
+    if (in_place_) {
       *out = row;
-      *typed = t.dtype != compute_;
       return target_kernels_.sum(row, static_cast<size_t>(k_.c));
     }
     if (compute_ == ACL_DOUBLE) {
@@ -218,16 +220,16 @@ class CeProbPlan final : public Plan {
 
   // -sum wq (x - lse) = log_s sum wq - sum wq (x - max): no cancellation of a large max. The
   // row's lse goes to lseOut.
-  double LossRow(int64_t i, const void* src, const void* wq, bool typed, double s) const {
+  double LossRow(int64_t i, const void* src, const void* wq, double s) const {
     const size_t c = static_cast<size_t>(k_.c);
     double m, k;
     const double rest = kernels_.max_sum_exp(src, c, &m, &k);
     const double log_s = LogSumExpShifted(rest, k);
     StoreFromDouble(k_.lse.dtype, k_.lse.data, i * k_.lse.strides[0], m + log_s);
-    return log_s * s - (typed ? kernels_.dot_t : kernels_.dot)(src, wq, c, m);
+    return log_s * s - dot_(src, wq, c, m);
   }
 
-  void GradRow(int64_t i, const void* src, const void* wq, bool typed, double s, void* f) const {
+  void GradRow(int64_t i, const void* src, const void* wq, double s, void* f) const {
     const bool none = k_.reduction == ce::Reduction::kNone;
     const TensorDesc& gl = k_.grad_loss;
     double g = LoadAsDouble(gl.dtype, gl.data, none && gl.rank == 1 ? i * gl.strides[0] : 0);
@@ -238,11 +240,10 @@ class CeProbPlan final : public Plan {
     char* o = k_.out.data + i * k_.out.strides[0] * esz;
     const size_t c = static_cast<size_t>(k_.c);
     if (f == nullptr) {
-      (typed ? kernels_.ce_grad_t : kernels_.ce_grad)(src, o, c, shift.hi, g * s * shift.scale, g,
-                                                      wq, stream_);
+      ce_grad_(src, o, c, shift.hi, g * s * shift.scale, g, wq, stream_);
       return;
     }
-    kernels_.ce_grad(src, f, c, shift.hi, g * s * shift.scale, g, wq, false);
+    ce_grad_(src, f, c, shift.hi, g * s * shift.scale, g, wq, false);
     ScatterRow(compute_, dtype_, dtype_, f, o, k_.out.strides[1], k_.c);
   }
 
@@ -262,8 +263,11 @@ class CeProbPlan final : public Plan {
 
   const Checked k_;
   aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
-  bool contiguous_ = true, stream_ = false;
+  bool contiguous_ = true, stream_ = false, in_place_ = false;
   RowKernels kernels_, compute_kernels_, target_kernels_;
+  // dot and ce_grad of kernels_, or their _t forms for a 16-bit target read in place.
+  decltype(RowKernels::dot) dot_ = nullptr;
+  decltype(RowKernels::ce_grad) ce_grad_ = nullptr;
   int threads_ = 1;
   WorkspaceBooker booker_;
   WorkspaceBooking scratch_, weights_, loss_rows_;
