@@ -143,10 +143,14 @@ void CeStatsColsT(const T* x, size_t rows, size_t cols, size_t sx, const Compute
   // -inf (m = -inf, no element counted: as LogSumExpShifted(0, 0)) and wherever rest is NaN.
   const hn::ScalableTag<double> dd;
   using VD = hn::Vec<decltype(dd)>;
+  const VD unit = hn::Set(dd, 1.0);
   ForEachVector(dd, cols, [&](size_t j, size_t c) {
     const VD k = LoadPartialF32(dd, count + j, c, 1.0f);
     const VD q = hn::Div(LoadPartialF32(dd, rest + j, c, 0.0f), k);
-    const VD l = hn::Add(hn::Log(dd, k), hn::Log1p(dd, q));
+    // log(k) only for a vector with a tied maximum: log(1) is +0 and +0 + log1p(q) is
+    // log1p(q), so the same bits either way (log(k) was a tenth of the forward's kernel).
+    VD l = hn::Log1p(dd, q);
+    if (HWY_UNLIKELY(!hn::AllTrue(dd, hn::Eq(k, unit)))) l = hn::Add(hn::Log(dd, k), l);
     const auto bad = hn::Or(hn::IsNaN(q), hn::Eq(k, hn::Zero(dd)));
     StorePartialF32(dd, hn::IfThenElse(bad, hn::Set(dd, std::nan("")), l), l_out + j, c);
   });

@@ -25,27 +25,41 @@ void ScatterF32(aclDataType round_to, aclDataType out_t, const float* src, char*
 }
 
 // One switch per call, typed loops inside (the per-position columns of the K-dimensional
-// plans call these for every tile).
+// plans call these for every tile), each with a unit-stride copy of itself that the compiler
+// vectorizes (the common case: a contiguous per-position tensor; as the strided loop, those
+// were 3% of the K-dimensional forward's time, 8x21x512x512 f32).
+
+namespace {
+// dst[i] = f(src[i * stride]) for i < n.
+template <class S, class D, class F>
+inline void GatherWith(const S* src, int64_t stride, int64_t n, D* dst, F f) {
+  if (stride == 1) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = f(src[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = f(src[i * stride]);
+  }
+}
+}  // namespace
+
 void GatherF64(aclDataType t, const char* base, int64_t stride, int64_t n, double* dst) {
   switch (t) {
     case ACL_FLOAT: {
-      const float* p = reinterpret_cast<const float*>(base);
-      for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
+      GatherWith(reinterpret_cast<const float*>(base), stride, n, dst,
+                 [](float v) { return static_cast<double>(v); });
       return;
     }
     case ACL_DOUBLE: {
-      const double* p = reinterpret_cast<const double*>(base);
-      for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
+      GatherWith(reinterpret_cast<const double*>(base), stride, n, dst, [](double v) { return v; });
       return;
     }
     case ACL_FLOAT16: {
-      const uint16_t* p = reinterpret_cast<const uint16_t*>(base);
-      for (int64_t i = 0; i < n; ++i) dst[i] = Fp16ToFloat(p[i * stride]);
+      GatherWith(reinterpret_cast<const uint16_t*>(base), stride, n, dst,
+                 [](uint16_t v) { return static_cast<double>(Fp16ToFloat(v)); });
       return;
     }
     case ACL_BF16: {
-      const uint16_t* p = reinterpret_cast<const uint16_t*>(base);
-      for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToFloat(p[i * stride]);
+      GatherWith(reinterpret_cast<const uint16_t*>(base), stride, n, dst,
+                 [](uint16_t v) { return static_cast<double>(Bf16ToFloat(v)); });
       return;
     }
     default:
@@ -57,12 +71,20 @@ void ScatterF64(aclDataType out_t, const double* src, char* base, int64_t stride
   switch (out_t) {
     case ACL_FLOAT: {
       float* p = reinterpret_cast<float*>(base);
-      for (int64_t i = 0; i < n; ++i) p[i * stride] = static_cast<float>(src[i]);
+      if (stride == 1) {
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(src[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) p[i * stride] = static_cast<float>(src[i]);
+      }
       return;
     }
     case ACL_DOUBLE: {
       double* p = reinterpret_cast<double*>(base);
-      for (int64_t i = 0; i < n; ++i) p[i * stride] = src[i];
+      if (stride == 1) {
+        for (int64_t i = 0; i < n; ++i) p[i] = src[i];
+      } else {
+        for (int64_t i = 0; i < n; ++i) p[i * stride] = src[i];
+      }
       return;
     }
     default:  // 16-bit: StoreFromDouble's rounding (through f32 rounded to odd)
@@ -72,12 +94,11 @@ void ScatterF64(aclDataType out_t, const double* src, char* base, int64_t stride
 
 void GatherIndices(aclDataType t, const char* base, int64_t stride, int64_t n, int64_t* dst) {
   if (t == ACL_INT32) {
-    const int32_t* p = reinterpret_cast<const int32_t*>(base);
-    for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
+    GatherWith(reinterpret_cast<const int32_t*>(base), stride, n, dst,
+               [](int32_t v) { return static_cast<int64_t>(v); });
     return;
   }
-  const int64_t* p = reinterpret_cast<const int64_t*>(base);
-  for (int64_t i = 0; i < n; ++i) dst[i] = p[i * stride];
+  GatherWith(reinterpret_cast<const int64_t*>(base), stride, n, dst, [](int64_t v) { return v; });
 }
 
 void GatherRow(aclDataType compute, aclDataType t, const char* base, int64_t stride, int64_t n,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "core/dtype.h"
 #include "core/workspace.h"
@@ -27,6 +28,17 @@ TensorDesc AsPositions(const TensorDesc& p, const TensorDesc& input) {
   v.strides[0] = p.strides[0];
   v.strides[1] = 0;
   for (int d = 2; d < input.rank; ++d) v.strides[d] = p.strides[d - 1];
+  return v;
+}
+
+// v where keep, else +0.0, without a branch: the bits masked (a branch there mispredicts on
+// scattered ignored positions: the lean forward's position loop fell from 10.7% to 9.0% of the
+// driver's samples without it, 8x21x512x512 f32, one position in seven ignored).
+inline double KeepIf(bool keep, double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  b &= uint64_t{0} - static_cast<uint64_t>(keep);
+  std::memcpy(&v, &b, sizeof v);
   return v;
 }
 
@@ -316,10 +328,10 @@ class LsePlan final : public SpatialPlan {
       const double lj = m[j] + l[j];
       const bool kept = cls[j] >= 0;
       lse[j] = lj;
-      const double kn = kept ? -wt[j] * (xt[j] - lj) : 0.0;
+      const double kn = KeepIf(kept, -wt[j] * (xt[j] - lj));
       // As ce_fwd: sum_c w_c (x_c - lse) = dot - log_s * W, only with smoothing.
-      const double ks = kept && smoothing ? -(dot[j] - l[j] * w_sum) : 0.0;
-      const double kz = kept ? zscale * lj * lj : 0.0;
+      const double ks = smoothing ? KeepIf(kept, -(dot[j] - l[j] * w_sum)) : 0.0;
+      const double kz = KeepIf(kept, zscale * lj * lj);
       if (none) {
         loss[j] = keep * kn + spread * ks + kz;
         zl[j] = kz;
