@@ -1,5 +1,6 @@
-// aclnnCpuCrossEntropyLossProb and aclnnCpuCrossEntropyLossProbGrad (class-probability targets,
-// aclnn-cpu's extensions) in the operator table.
+// aclnnCpuCrossEntropyLossProb, aclnnCpuCrossEntropyLossProbGrad and
+// aclnnCpuCrossEntropyLossProbWithGrad (class-probability targets, aclnn-cpu's extensions) in the
+// operator table.
 #include <cmath>
 
 #include "aclnn_cpu/aclnn_cpu_ext.h"
@@ -133,6 +134,56 @@ std::vector<Expected> ReferenceGrad(const Problem& p, const Values& in) {
            p.dtype}};
 }
 
+// ---- aclnnCpuCrossEntropyLossProbWithGrad -----------------------------------------------------
+
+enum { kWInput, kWTarget, kWWeight, kWGradLoss, kWLossOut, kWLseOut, kWGradOut };
+
+std::vector<TensorDecl> DeclareWithGrad(const Problem& p) {
+  return {{true, p.dtype, p.shape},
+          {true, p.dtype, p.shape},
+          {p.weight, ACL_FLOAT, {p.shape[1]}},
+          {true, p.dtype, ce::LossShape(p)},
+          {true, p.dtype, ce::LossShape(p)},
+          {true, Stats(p), {p.shape[0]}},
+          {true, p.dtype, p.shape}};
+}
+
+void FillWithGrad(const Problem& p, std::mt19937_64& rng, Values* v) {
+  FillLogitsAndTargets(p, rng, &(*v)[kWInput], &(*v)[kWTarget]);
+  if (p.weight) (*v)[kWWeight] = ce::Weights(p, rng);
+  (*v)[kWGradLoss] = Uniform(rng, ref::Numel(ce::LossShape(p)), 0.5, 1.5);
+}
+
+int Phase1WithGrad(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
+  aclTensor* const* t = a.tensors;
+  return aclnnCpuCrossEntropyLossProbWithGradGetWorkspaceSize(
+      t[kWInput], t[kWTarget], t[kWWeight], t[kWGradLoss], a.reduction, a.label_smoothing,
+      t[kWLossOut], t[kWLseOut], t[kWGradOut], ws, ex);
+}
+
+// The forward's and the gradient's references; the gradient takes lseOut's lse, off by the
+// forward's lse bound and rounded to lseOut's dtype.
+std::vector<Expected> ReferenceWithGrad(const Problem& p, const Values& in) {
+  const int64_t n = p.shape[0], c = p.shape[1];
+  const double u = tolerance::UnitRoundoff(p.dtype);
+  const ref::CrossEntropyProbResult e = ref::CrossEntropyProb(
+      in[kWInput], in[kWTarget], in[kWWeight], n, c, Red(p), p.label_smoothing);
+  tolerance::CrossEntropyProbBounds b = tolerance::CrossEntropyProbBound(
+      in[kWInput], in[kWTarget], in[kWWeight], n, c, Red(p), p.label_smoothing, e, u);
+  const double u_lse = tolerance::UnitRoundoff(Stats(p));
+  std::vector<double> lse_error(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) lse_error[i] = b.lse[i] + u_lse * std::fabs(e.lse[i]);
+  const std::vector<double>& g = in[kWGradLoss];
+  std::vector<double> bound =
+      tolerance::CrossEntropyProbGradBound(in[kWInput], in[kWTarget], in[kWWeight], e.lse, g, n, c,
+                                           Red(p), p.label_smoothing, u, lse_error);
+  std::vector<double> grad = ref::CrossEntropyProbGrad(in[kWInput], in[kWTarget], in[kWWeight],
+                                                       e.lse, g, n, c, Red(p), p.label_smoothing);
+  return {{kWLossOut, e.loss, std::move(b.loss), p.dtype},
+          {kWLseOut, e.lse, std::move(b.lse), p.dtype},
+          {kWGradOut, std::move(grad), std::move(bound), p.dtype}};
+}
+
 OpSpec Spec(const char* name, const char* alias, const char* api, std::vector<Param> params,
             decltype(OpSpec::declare) declare, decltype(OpSpec::fill) fill,
             decltype(OpSpec::phase1) phase1, decltype(OpSpec::phase2) phase2,
@@ -149,7 +200,7 @@ OpSpec Spec(const char* name, const char* alias, const char* api, std::vector<Pa
 
 }  // namespace
 
-extern const OpSpec kCrossEntropyLossProb, kCrossEntropyLossProbGrad;
+extern const OpSpec kCrossEntropyLossProb, kCrossEntropyLossProbGrad, kCrossEntropyLossProbWithGrad;
 // clang-format off
 const OpSpec kCrossEntropyLossProb = Spec(
     "cross_entropy_loss_prob", "ce_prob", "aclnnCpuCrossEntropyLossProb",
@@ -166,6 +217,20 @@ const OpSpec kCrossEntropyLossProbGrad = [] {
        {"lse", Role::kInput, false}, {"out", Role::kOutput, false}},
       DeclareGrad, FillGrad, Phase1Grad, aclnnCpuCrossEntropyLossProbGrad, ReferenceGrad);
   s.in_place_input = "logits";
+  return s;
+}();
+
+const OpSpec kCrossEntropyLossProbWithGrad = [] {
+  OpSpec s = Spec(
+      "cross_entropy_loss_prob_with_grad", "ce_prob_with_grad",
+      "aclnnCpuCrossEntropyLossProbWithGrad",
+      {{"input", Role::kInput, false}, {"target", Role::kInput, false},
+       {"weightOptional", Role::kInput, true}, {"gradLossOptional", Role::kInput, true},
+       {"lossOut", Role::kOutput, false}, {"lseOut", Role::kOutput, false},
+       {"gradOut", Role::kOutput, false}},
+      DeclareWithGrad, FillWithGrad, Phase1WithGrad, aclnnCpuCrossEntropyLossProbWithGrad,
+      ReferenceWithGrad);
+  s.in_place_input = "input";
   return s;
 }();
 // clang-format on

@@ -18,6 +18,7 @@ extern const OpSpec kCrossEntropyLossGradFromLogits;
 extern const OpSpec kCrossEntropyLossWithGrad;
 extern const OpSpec kCrossEntropyLossProb;
 extern const OpSpec kCrossEntropyLossProbGrad;
+extern const OpSpec kCrossEntropyLossProbWithGrad;
 
 const std::vector<const OpSpec*>& Ops() {
   static const std::vector<const OpSpec*> ops = {&kLogSoftmaxBackward,
@@ -29,7 +30,8 @@ const std::vector<const OpSpec*>& Ops() {
                                                  &kCrossEntropyLossGradFromLogits,
                                                  &kCrossEntropyLossWithGrad,
                                                  &kCrossEntropyLossProb,
-                                                 &kCrossEntropyLossProbGrad};
+                                                 &kCrossEntropyLossProbGrad,
+                                                 &kCrossEntropyLossProbWithGrad};
   return ops;
 }
 

@@ -201,6 +201,21 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGrad(void *workspace
                                                                  aclOpExecutor *executor,
                                                                  aclrtStream stream);
 
+/* Both in one pass: aclnnCpuCrossEntropyLossProb that also writes gradOut (N, C) = d(sum of
+ * gradLoss * loss)/d input for gradLossOptional shaped like lossOut (the input's dtype or FLOAT;
+ * null: ones), each row's gradient computed right after its lse, while the row and its target
+ * are in cache: the bits of aclnnCpuCrossEntropyLossProbGrad on the forward's lseOut. gradOut
+ * has the input's shape and dtype and may be input itself (in place). */
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbWithGradGetWorkspaceSize(
+    const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional,
+    const aclTensor *gradLossOptional, char *reductionOptional, double labelSmoothing,
+    const aclTensor *lossOut, const aclTensor *lseOut, const aclTensor *gradOut,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbWithGrad(void *workspace,
+                                                                     uint64_t workspaceSize,
+                                                                     aclOpExecutor *executor,
+                                                                     aclrtStream stream);
+
 /* The library's version, "MAJOR.MINOR.PATCH": the numbers aclrtGetVersion gives, and the same
  * string as the CMake package's version, the Python package's aclnn_cpu.__version__ and the
  * wheel's metadata (all from CMakeLists.txt's project() line). Static storage, never null. */

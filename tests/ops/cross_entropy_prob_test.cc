@@ -1,8 +1,9 @@
-// The probability-target cross-entropy extensions (aclnnCpuCrossEntropyLossProb and its
-// gradient) beyond what the operator table checks for every operator (accuracy against the
-// double reference on every target, dtype, layout and option set; fuzzing; determinism): their
-// validation rules, each with its code and sentence, writing nothing; PyTorch's divisor for
-// "mean" (N, whatever the weights); the gradient in place.
+// The probability-target cross-entropy extensions (aclnnCpuCrossEntropyLossProb, its gradient
+// and both in one pass) beyond what the operator table checks for every operator (accuracy
+// against the double reference on every target, dtype, layout and option set; fuzzing;
+// determinism): their validation rules, each with its code and sentence, writing nothing;
+// PyTorch's divisor for "mean" (N, whatever the weights); the gradient in place; one pass giving
+// the two operators' bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -138,4 +139,97 @@ TEST(CrossEntropyProb, MeanDividesByNAndTheGradientRunsInPlace) {
   const std::vector<double> want = out.Get();
   ASSERT_EQ(grad(x, x).status, 0);
   EXPECT_EQ(x.Get(), want);
+}
+
+// The forward with the gradient gives the bits of the forward, then the gradient on the
+// forward's lseOut (gradLossOptional null: ones), out of place and over the input.
+TEST(CrossEntropyProb, WithGradIsForwardThenGrad) {
+  const int64_t n = 5, c = 37;
+  std::vector<double> xv(n * c), qv(n * c), wv(c);
+  for (int64_t k = 0; k < n * c; ++k) {
+    xv[k] = 3.0 * std::sin(0.7 * static_cast<double>(k));
+    qv[k] = (k % 3 == 0) ? 0.0 : 1.0 + std::cos(static_cast<double>(k));
+  }
+  for (int64_t j = 0; j < c; ++j) wv[j] = 0.5 + 0.05 * static_cast<double>(j);
+  for (aclDataType dt : {ACL_FLOAT, ACL_BF16, ACL_DOUBLE}) {
+    for (const char* red : {"mean", "sum", "none"}) {
+      for (bool given : {true, false}) {
+        SCOPED_TRACE(std::string(red) + (given ? " gradLoss" : " ones") + " dtype " +
+                     std::to_string(dt));
+        const std::vector<int64_t> ls =
+            std::string(red) == "none" ? std::vector<int64_t>{n} : std::vector<int64_t>{};
+        const aclDataType stats = dt == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+        DeviceTensor x(dt, {n, c}), q(dt, {n, c}), w(ACL_FLOAT, {c}), g(dt, ls), loss(dt, ls),
+            lse(stats, {n}), out(dt, {n, c}), loss2(dt, ls), lse2(stats, {n}), grad(dt, {n, c}),
+            x2(dt, {n, c});
+        x.Set(xv);
+        x2.Set(xv);
+        q.Set(qv);
+        w.Set(wv);
+        g.Set(given ? std::vector<double>(ls.empty() ? 1 : n, 0.75)
+                    : std::vector<double>(ls.empty() ? 1 : n, 1.0));
+        ASSERT_EQ(RunOp(
+                      [&](uint64_t* ws, aclOpExecutor** ex) {
+                        return aclnnCpuCrossEntropyLossProbGetWorkspaceSize(
+                            x.get(), q.get(), w.get(), const_cast<char*>(red), 0.1, loss.get(),
+                            lse.get(), ws, ex);
+                      },
+                      aclnnCpuCrossEntropyLossProb)
+                      .status,
+                  0);
+        ASSERT_EQ(RunOp(
+                      [&](uint64_t* ws, aclOpExecutor** ex) {
+                        return aclnnCpuCrossEntropyLossProbGradGetWorkspaceSize(
+                            g.get(), x.get(), q.get(), w.get(), lse.get(), const_cast<char*>(red),
+                            0.1, out.get(), ws, ex);
+                      },
+                      aclnnCpuCrossEntropyLossProbGrad)
+                      .status,
+                  0);
+        auto with_grad = [&](DeviceTensor& in, DeviceTensor& o) {
+          return RunOp(
+              [&](uint64_t* ws, aclOpExecutor** ex) {
+                return aclnnCpuCrossEntropyLossProbWithGradGetWorkspaceSize(
+                    in.get(), q.get(), w.get(), given ? g.get() : nullptr, const_cast<char*>(red),
+                    0.1, loss2.get(), lse2.get(), o.get(), ws, ex);
+              },
+              aclnnCpuCrossEntropyLossProbWithGrad);
+        };
+        ASSERT_EQ(with_grad(x, grad).status, 0);
+        EXPECT_EQ(loss2.Get(), loss.Get());
+        EXPECT_EQ(lse2.Get(), lse.Get());
+        EXPECT_EQ(grad.Get(), out.Get());
+        ASSERT_EQ(with_grad(x2, x2).status, 0);
+        EXPECT_EQ(x2.Get(), out.Get());
+        EXPECT_EQ(loss2.Get(), loss.Get());
+      }
+    }
+  }
+}
+
+// Its own rules (each with its code and sentence, nothing written): gradOut required, of the
+// input's shape and dtype; gradLossOptional shaped like lossOut, the input's dtype or FLOAT.
+TEST(CrossEntropyProb, WithGradValidation) {
+  Tensors t;
+  auto call = [&](const aclTensor* g, const aclTensor* out, const char* red) {
+    uint64_t ws = 0;
+    aclOpExecutor* ex = nullptr;
+    const int st = aclnnCpuCrossEntropyLossProbWithGradGetWorkspaceSize(
+        t.x.get(), t.q.get(), nullptr, g, const_cast<char*>(red), 0.0, t.loss.get(), t.lse.get(),
+        out, &ws, &ex);
+    if (st == 0) aclDestroyAclOpExecutor(ex);
+    return std::pair<int, std::string>{st, testing_support::TakeMessage()};
+  };
+  EXPECT_REFUSED(call(nullptr, nullptr, "mean"), 161001,
+                 "aclnnCpuCrossEntropyLossProbWithGrad: gradOut is null");
+  DeviceTensor o5(ACL_FLOAT, {4, 5}), o16(ACL_FLOAT16, {4, 6}), g4(ACL_FLOAT, {4}),
+      gi(ACL_INT32, {});
+  EXPECT_REFUSED(call(nullptr, o5.get(), "mean"), 561002, "gradOut has shape [4, 5]");
+  EXPECT_REFUSED(call(nullptr, o16.get(), "mean"), 161002, "gradOut has dtype FLOAT16");
+  EXPECT_REFUSED(call(g4.get(), t.out.get(), "mean"), 561002, "gradLossOptional has shape [4]");
+  EXPECT_REFUSED(call(gi.get(), t.out.get(), "sum"), 161002, "gradLossOptional has dtype INT32");
+  EXPECT_TRUE(t.loss.Untouched());
+  EXPECT_TRUE(t.lse.Untouched());
+  EXPECT_TRUE(t.out.Untouched());
+  EXPECT_EQ(call(nullptr, t.out.get(), "mean").first, 0);
 }

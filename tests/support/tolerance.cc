@@ -210,7 +210,7 @@ CrossEntropyProbBounds CrossEntropyProbBound(const std::vector<double>& x,
 std::vector<double> CrossEntropyProbGradBound(
     const std::vector<double>& x, const std::vector<double>& q, const std::vector<double>& weight,
     const std::vector<double>& lse, const std::vector<double>& grad_loss, int64_t n, int64_t c,
-    ref::Reduction r, double label_smoothing, double u) {
+    ref::Reduction r, double label_smoothing, double u, const std::vector<double>& lse_error) {
   std::vector<double> b(static_cast<size_t>(n * c));
   for (int64_t i = 0; i < n; ++i) {
     double g = std::fabs(r == ref::Reduction::kNone ? grad_loss[i] : grad_loss[0]);
@@ -221,7 +221,8 @@ std::vector<double> CrossEntropyProbGradBound(
       const double p = std::exp(x[i * c + j] - lse[i]);
       b[i * c + j] = g * (8.0 * u * (p * s + Wq(q, weight, i, c, j, label_smoothing)) +
                           p * s * u * std::fabs(x[i * c + j] - lse[i])) +
-                     g * p * s * u * static_cast<double>(std::min<int64_t>(c, 512) + 16);
+                     g * p * s * u * static_cast<double>(std::min<int64_t>(c, 512) + 16) +
+                     (lse_error.empty() ? 0.0 : g * p * std::fabs(s) * lse_error[i]);
     }
   }
   return b;

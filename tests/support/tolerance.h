@@ -74,10 +74,12 @@ CrossEntropyProbBounds CrossEntropyProbBound(const std::vector<double>& x,
                                              const std::vector<double>& weight, int64_t n,
                                              int64_t c, ref::Reduction r, double label_smoothing,
                                              const ref::CrossEntropyProbResult& e, double u);
+// With lse_error (per row, aclnnCpuCrossEntropyLossProbWithGrad's gradient from its own lseOut:
+// the forward's lse bound plus lseOut's rounding), each element adds |g| p |sum wq| lse_error_i.
 std::vector<double> CrossEntropyProbGradBound(
     const std::vector<double>& x, const std::vector<double>& q, const std::vector<double>& weight,
     const std::vector<double>& lse, const std::vector<double>& grad_loss, int64_t n, int64_t c,
-    ref::Reduction r, double label_smoothing, double u);
+    ref::Reduction r, double label_smoothing, double u, const std::vector<double>& lse_error = {});
 CrossEntropyBounds CrossEntropyLossBound(const ref::CrossEntropyArgs& a,
                                          const std::vector<double>& x,
                                          const ref::CrossEntropyResult& r, double u = kEps32);

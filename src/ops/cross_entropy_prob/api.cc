@@ -1,5 +1,5 @@
-// C entry points of aclnnCpuCrossEntropyLossProb and aclnnCpuCrossEntropyLossProbGrad
-// (extensions).
+// C entry points of aclnnCpuCrossEntropyLossProb, aclnnCpuCrossEntropyLossProbGrad and
+// aclnnCpuCrossEntropyLossProbWithGrad (extensions).
 #include "aclnn_cpu/aclnn_cpu_ext.h"
 #include "ops/common/phase1.h"
 #include "ops/cross_entropy_prob/plan.h"
@@ -12,8 +12,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGetWorkspaceSize(
     const aclTensor* input, const aclTensor* target, const aclTensor* weightOptional,
     char* reductionOptional, double labelSmoothing, const aclTensor* lossOut,
     const aclTensor* lseOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
-  const ce_prob::Args args{false,  nullptr,           input,          target,  weightOptional,
-                           lseOut, reductionOptional, labelSmoothing, lossOut, nullptr};
+  const ce_prob::Args args{
+      ce_prob::Kind::kForward, nullptr,        input,   target, weightOptional, lseOut,
+      reductionOptional,       labelSmoothing, lossOut, nullptr};
   return Phase1(ce_prob::kFwdOp, args, ce_prob::Validate, ce_prob::MakePlan, workspaceSize,
                 executor);
 }
@@ -30,8 +31,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGradGetWorkspaceSize
     const aclTensor* weightOptional, const aclTensor* lse, char* reductionOptional,
     double labelSmoothing, const aclTensor* out, uint64_t* workspaceSize,
     aclOpExecutor** executor) {
-  const ce_prob::Args args{true, gradLoss,          logits,         target,  weightOptional,
-                           lse,  reductionOptional, labelSmoothing, nullptr, out};
+  const ce_prob::Args args{
+      ce_prob::Kind::kGrad, gradLoss,       logits,  target, weightOptional, lse,
+      reductionOptional,    labelSmoothing, nullptr, out};
   return Phase1(ce_prob::kGradOp, args, ce_prob::Validate, ce_prob::MakePlan, workspaceSize,
                 executor);
 }
@@ -41,6 +43,25 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbGrad(void* workspace
                                                                  aclOpExecutor* executor,
                                                                  aclrtStream stream) {
   return RunPhase2(ce_prob::kGradOp, workspace, workspaceSize, executor, stream);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbWithGradGetWorkspaceSize(
+    const aclTensor* input, const aclTensor* target, const aclTensor* weightOptional,
+    const aclTensor* gradLossOptional, char* reductionOptional, double labelSmoothing,
+    const aclTensor* lossOut, const aclTensor* lseOut, const aclTensor* gradOut,
+    uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const ce_prob::Args args{
+      ce_prob::Kind::kWithGrad, gradLossOptional, input,   target, weightOptional, lseOut,
+      reductionOptional,        labelSmoothing,   lossOut, gradOut};
+  return Phase1(ce_prob::kWithGradOp, args, ce_prob::Validate, ce_prob::MakePlan, workspaceSize,
+                executor);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossProbWithGrad(void* workspace,
+                                                                     uint64_t workspaceSize,
+                                                                     aclOpExecutor* executor,
+                                                                     aclrtStream stream) {
+  return RunPhase2(ce_prob::kWithGradOp, workspace, workspaceSize, executor, stream);
 }
 
 }  // extern "C"

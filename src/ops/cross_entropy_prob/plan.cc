@@ -24,12 +24,17 @@ constexpr int kShape = ACLNN_ERR_INNER_TILING_ERROR;
 Status Validate(const Args& a, Checked* out) {
   *out = Checked{};
   const char* const op = a.op();
-  const char* const x_name = a.grad ? "logits" : "input";
-  if (a.grad) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "gradLoss", a.grad_loss));
+  const bool grad = a.kind == Kind::kGrad, with_grad = a.kind == Kind::kWithGrad;
+  const char* const x_name = grad ? "logits" : "input";
+  const char* const lse_name = grad ? "lse" : "lseOut";
+  const char* const out_name = with_grad ? "gradOut" : "out";
+  const char* const gl_name = with_grad ? "gradLossOptional" : "gradLoss";
+  if (grad) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, gl_name, a.grad_loss));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, x_name, a.logits));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "target", a.target));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, a.grad ? "lse" : "lseOut", a.lse));
-  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, a.grad ? "out" : "lossOut", a.grad ? a.out : a.loss_out));
+  ACLNN_RETURN_IF_ERROR(CheckNotNull(op, lse_name, a.lse));
+  if (!grad) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lossOut", a.loss_out));
+  if (grad || with_grad) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, out_name, a.out));
   const SocProfile soc = CurrentSoc();
   ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(op, soc, /*extension=*/true));
 
@@ -38,13 +43,22 @@ Status Validate(const Args& a, Checked* out) {
   if (a.weight != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckDtype(op, "weightOptional", a.weight, kFloat32Or64, kDtype));
   }
-  ACLNN_RETURN_IF_ERROR(CheckDtype(op, a.grad ? "lse" : "lseOut", a.lse, kFloat32Or64, kDtype));
+  ACLNN_RETURN_IF_ERROR(CheckDtype(op, lse_name, a.lse, kFloat32Or64, kDtype));
   const bool half = a.logits->dtype == ACL_FLOAT16 || a.logits->dtype == ACL_BF16;
-  if (a.grad) {
-    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "gradLoss", a.grad_loss, x_name, a.logits, kDtype));
-    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "out", a.out, x_name, a.logits, kDtype));
-  } else if (!(half && a.loss_out->dtype == ACL_FLOAT)) {
-    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "lossOut", a.loss_out, x_name, a.logits, kDtype));
+  // The loss-like tensors: the input's dtype, or FLOAT for a 16-bit input (not the gradient's
+  // gradLoss, which has the logits' dtype).
+  auto check_loss_dtype = [&](const char* name, const aclTensor* t) {
+    if (half && t->dtype == ACL_FLOAT) return OkStatus();
+    return CheckSameDtype(op, name, t, x_name, a.logits, kDtype);
+  };
+  if (grad) {
+    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, gl_name, a.grad_loss, x_name, a.logits, kDtype));
+  } else {
+    ACLNN_RETURN_IF_ERROR(check_loss_dtype("lossOut", a.loss_out));
+    if (a.grad_loss != nullptr) ACLNN_RETURN_IF_ERROR(check_loss_dtype(gl_name, a.grad_loss));
+  }
+  if (grad || with_grad) {
+    ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, out_name, a.out, x_name, a.logits, kDtype));
   }
   ce::Reduction r;
   ACLNN_RETURN_IF_ERROR(ce::ParseReduction(op, a.reduction, &r));
@@ -58,42 +72,43 @@ Status Validate(const Args& a, Checked* out) {
   if (a.weight != nullptr) {
     ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "weightOptional", a.weight, {c}, "(C,)", kShape));
   }
-  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, a.grad ? "lse" : "lseOut", a.lse, {n}, "(N,)", kShape));
-  if (a.grad) {
-    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "gradLoss", a.grad_loss, r, n));
-    ACLNN_RETURN_IF_ERROR(CheckSameShape(op, "out", a.out, x_name, a.logits, kShape));
-  } else {
-    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
+  ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, lse_name, a.lse, {n}, "(N,)", kShape));
+  if (a.grad_loss != nullptr) {
+    ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, gl_name, a.grad_loss, r, n));
+  }
+  if (!grad) ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
+  if (grad || with_grad) {
+    ACLNN_RETURN_IF_ERROR(CheckSameShape(op, out_name, a.out, x_name, a.logits, kShape));
   }
   if (n == 0 || c == 0) {
     out->empty = true;
     return OkStatus();
   }
-  const std::pair<const char*, const aclTensor*> operands[] = {{"gradLoss", a.grad_loss},
-                                                               {x_name, a.logits},
-                                                               {"target", a.target},
-                                                               {"weightOptional", a.weight},
-                                                               {"lse", a.lse},
-                                                               {"lossOut", a.loss_out},
-                                                               {"out", a.out}};
+  const std::pair<const char*, const aclTensor*> operands[] = {
+      {gl_name, a.grad_loss}, {x_name, a.logits},
+      {"target", a.target},   {"weightOptional", a.weight},
+      {lse_name, a.lse},      {"lossOut", a.loss_out},
+      {out_name, a.out}};
   for (const auto& [name, t] : operands) {
     if (t != nullptr) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, name, t));
   }
-  if (a.grad && a.out != a.logits) {
-    ACLNN_RETURN_IF_ERROR(CheckInPlaceView(op, "out", a.out, x_name, a.logits));
+  if ((grad || with_grad) && a.out != a.logits) {
+    ACLNN_RETURN_IF_ERROR(CheckInPlaceView(op, out_name, a.out, x_name, a.logits));
   }
-  out->grad = a.grad;
+  out->kind = a.kind;
   out->reduction = r;
   out->n = n;
   out->c = c;
   out->label_smoothing = a.label_smoothing;
   out->has_weight = a.weight != nullptr;
+  out->has_grad_loss = a.grad_loss != nullptr;
   out->logits = DescribeTensor(a.logits);
   out->target = DescribeTensor(a.target);
   if (out->has_weight) out->weight = DescribeTensor(a.weight);
   out->lse = DescribeTensor(a.lse);
-  if (a.grad) out->grad_loss = DescribeTensor(a.grad_loss);
-  out->out = DescribeTensor(a.grad ? a.out : a.loss_out);
+  if (out->has_grad_loss) out->grad_loss = DescribeTensor(a.grad_loss);
+  if (!grad) out->loss = DescribeTensor(a.loss_out);
+  if (grad || with_grad) out->out = DescribeTensor(a.out);
   return OkStatus();
 }
 
@@ -104,7 +119,8 @@ class CeProbPlan final : public Plan {
   explicit CeProbPlan(const Checked& k) : k_(k) {
     dtype_ = k_.logits.dtype;
     compute_ = ComputeDtype(dtype_);
-    contiguous_ = k_.c == 1 || (k_.logits.strides[1] == 1 && (!k_.grad || k_.out.strides[1] == 1));
+    contiguous_ =
+        k_.c == 1 || (k_.logits.strides[1] == 1 && (!k_.grad_pass() || k_.out.strides[1] == 1));
     kernels_ = GetRowKernels(contiguous_ ? dtype_ : compute_);
     compute_kernels_ = GetRowKernels(compute_);  // sum of the weighted targets
     target_kernels_ = GetRowKernels(k_.target.dtype);
@@ -123,22 +139,22 @@ class CeProbPlan final : public Plan {
     scratch_ =
         booker_.Book<unsigned char>(static_cast<uint64_t>(threads_) * row * (contiguous_ ? 1 : 2));
     if (k_.has_weight) weights_ = booker_.Book<unsigned char>(row);
-    if (!k_.grad) loss_rows_ = booker_.Book<double>(static_cast<uint64_t>(k_.n));
-    stream_ = k_.grad && contiguous_ &&
+    if (k_.loss_pass()) loss_rows_ = booker_.Book<double>(static_cast<uint64_t>(k_.n));
+    stream_ = k_.grad_pass() && contiguous_ &&
               static_cast<uint64_t>(k_.n * k_.c * DtypeSize(dtype_)) >= StreamingOutputBytes();
     target_name_ = CurrentTargetName();
   }
 
   uint64_t workspace_bytes() const override { return booker_.total(); }
   uint64_t work_bytes() const override {
-    return static_cast<uint64_t>(k_.n * k_.c * (k_.grad ? 3 : 2) * DtypeSize(dtype_));
+    return static_cast<uint64_t>(k_.n * k_.c * (k_.grad_pass() ? 3 : 2) * DtypeSize(dtype_));
   }
 
   std::string Describe() const override {
     return StrFormat(
         "%s: N %lld, C %lld, %s, reduction %s, weight %s, ls %g, path %s%s, kernels %s, target "
         "%s, up to %d threads",
-        k_.grad ? kGradOp : kFwdOp, static_cast<long long>(k_.n), static_cast<long long>(k_.c),
+        OpName(k_.kind), static_cast<long long>(k_.n), static_cast<long long>(k_.c),
         DtypeName(dtype_), ce::ReductionName(k_.reduction), k_.has_weight ? "yes" : "no",
         k_.label_smoothing,
         contiguous_ ? "contiguous-rows" : (compute_ == ACL_DOUBLE ? "gather-f64" : "gather-f32"),
@@ -151,7 +167,7 @@ class CeProbPlan final : public Plan {
     unsigned char* w = k_.has_weight ? Grant<unsigned char>(workspace, weights_) : nullptr;
     // The weights in the compute type (a DOUBLE one rounded once for the f32 kernels).
     if (w != nullptr) ce::CopyWeights(&k_.weight, k_.c, compute_, w);
-    double* loss_rows = k_.grad ? nullptr : Grant<double>(workspace, loss_rows_);
+    double* loss_rows = k_.loss_pass() ? Grant<double>(workspace, loss_rows_) : nullptr;
     const int threads = std::min(threads_, NumThreads());
     ParallelFor(k_.n, threads, MinRowsPerThread(k_.c), [&](int tid, int64_t b, int64_t e) {
       unsigned char* wq = scratch + static_cast<int64_t>(tid) * k_.c * cs * (contiguous_ ? 1 : 2);
@@ -165,15 +181,14 @@ class CeProbPlan final : public Plan {
         }
         const void* weighted = nullptr;
         const double s = WeightedTargets(i, w, wq, &weighted);
-        if (k_.grad) {
-          GradRow(i, src, weighted, s, contiguous_ ? nullptr : f);
-        } else {
-          loss_rows[i] = LossRow(i, src, weighted, s);
-        }
+        // With the gradient: the row and its weighted targets from cache, the lse as lseOut
+        // now holds it.
+        if (k_.loss_pass()) loss_rows[i] = LossRow(i, src, weighted, s);
+        if (k_.grad_pass()) GradRow(i, src, weighted, s, contiguous_ ? nullptr : f);
       }
       if (stream_) FlushStreamingStores();
     });
-    if (!k_.grad) WriteLoss(loss_rows);
+    if (k_.loss_pass()) WriteLoss(loss_rows);
     return OkStatus();
   }
 
@@ -232,7 +247,9 @@ class CeProbPlan final : public Plan {
   void GradRow(int64_t i, const void* src, const void* wq, double s, void* f) const {
     const bool none = k_.reduction == ce::Reduction::kNone;
     const TensorDesc& gl = k_.grad_loss;
-    double g = LoadAsDouble(gl.dtype, gl.data, none && gl.rank == 1 ? i * gl.strides[0] : 0);
+    double g = k_.has_grad_loss
+                   ? LoadAsDouble(gl.dtype, gl.data, none && gl.rank == 1 ? i * gl.strides[0] : 0)
+                   : 1.0;
     if (k_.reduction == ce::Reduction::kMean) g /= static_cast<double>(k_.n);
     const ce::LseShift shift =
         ce::SplitLse(LoadAsDouble(k_.lse.dtype, k_.lse.data, i * k_.lse.strides[0]), compute_);
@@ -249,7 +266,7 @@ class CeProbPlan final : public Plan {
 
   // The rows' losses in order: per row ("none"), their sum, or their sum / N ("mean").
   void WriteLoss(const double* rows) const {
-    const TensorDesc& l = k_.out;
+    const TensorDesc& l = k_.loss;
     if (k_.reduction == ce::Reduction::kNone) {
       for (int64_t i = 0; i < k_.n; ++i)
         StoreFromDouble(l.dtype, l.data, i * l.strides[0], rows[i]);

@@ -1,9 +1,11 @@
-// aclnnCpuCrossEntropyLossProb and aclnnCpuCrossEntropyLossProbGrad (extensions: cross-entropy
-// with class-probability targets, PyTorch's semantics): validation (pure) and planning. Both
-// directions are one plan over rows, built on the row kernels: per row the weighted targets
-// wq_c = w_c ((1 - ls) q_c + ls / C) in the kernels' compute type, then
+// aclnnCpuCrossEntropyLossProb, aclnnCpuCrossEntropyLossProbGrad and
+// aclnnCpuCrossEntropyLossProbWithGrad (extensions: cross-entropy with class-probability
+// targets, PyTorch's semantics): validation (pure) and planning. All three are one plan over
+// rows, built on the row kernels: per row the weighted targets wq_c = w_c ((1 - ls) q_c + ls / C)
+// in the kernels' compute type, then
 //   forward: lse = max_sum_exp, loss = log_s * sum wq - sum wq (x - max)   (dot, sum)
 //   gradient: out = exp(x - lse) g sum wq - g wq_c                         (ce_grad, sum)
+// and with the gradient, both on the row (the gradient from the lse as lseOut holds it).
 // A target that is already wq (no weight, no smoothing, contiguous) is read in place: in the
 // compute type by dot / ce_grad, in the logits' 16-bit dtype by dot_t / ce_grad_t.
 #ifndef ACLNN_CPU_OPS_CROSS_ENTROPY_PROB_PLAN_H_
@@ -20,24 +22,35 @@ namespace ce_prob {
 
 constexpr const char* kFwdOp = "aclnnCpuCrossEntropyLossProb";
 constexpr const char* kGradOp = "aclnnCpuCrossEntropyLossProbGrad";
+constexpr const char* kWithGradOp = "aclnnCpuCrossEntropyLossProbWithGrad";
+
+// The forward (lossOut, lseOut), the gradient (gradLoss, lse in, out) or both (lossOut, lseOut,
+// gradOut, with an optional gradLoss).
+enum class Kind { kForward, kGrad, kWithGrad };
+inline const char* OpName(Kind k) {
+  return k == Kind::kGrad ? kGradOp : k == Kind::kWithGrad ? kWithGradOp : kFwdOp;
+}
 
 struct Args {
-  bool grad = false;  // the gradient operator (grad_loss, lse in, out) or the forward
+  Kind kind = Kind::kForward;
   const aclTensor *grad_loss, *logits, *target, *weight, *lse;
   const char* reduction;
   double label_smoothing;
-  const aclTensor *loss_out, *out;  // the forward's lossOut; the gradient's out
-  const char* op() const { return grad ? kGradOp : kFwdOp; }
+  const aclTensor *loss_out, *out;  // lossOut (forward, both); the gradient's out or gradOut
+  const char* op() const { return OpName(kind); }
 };
 
 struct Checked {
-  bool grad = false;
+  Kind kind = Kind::kForward;
   bool empty = false;  // N == 0 or C == 0: nothing to write
   ce::Reduction reduction = ce::Reduction::kMean;
   int64_t n = 0, c = 0;
   double label_smoothing = 0.0;
-  bool has_weight = false;
-  TensorDesc logits, target, weight, lse, grad_loss, out;  // out: lossOut for the forward
+  bool has_weight = false, has_grad_loss = false;
+  // loss: lossOut; out: the gradient (both unset where the kind has none).
+  TensorDesc logits, target, weight, lse, grad_loss, loss, out;
+  bool loss_pass() const { return kind != Kind::kGrad; }
+  bool grad_pass() const { return kind != Kind::kForward; }
 };
 
 Status Validate(const Args& a, Checked* c);
