@@ -34,7 +34,9 @@ __all__ = [
     "CrossEntropyLossResult", "set_num_threads", "get_num_threads", "cpu_target", "OPS",
     "set_soc", "soc_name", "cross_entropy_loss_lse", "cross_entropy_loss_grad_from_logits",
     "CrossEntropyLossLseResult", "cross_entropy_loss_with_grad", "CrossEntropyLossWithGradResult",
-    "cross_entropy_loss_prob", "cross_entropy_loss_prob_grad", "sdk_dir", "cmake_dir",
+    "cross_entropy_loss_prob", "cross_entropy_loss_prob_grad",
+    "cross_entropy_loss_prob_with_grad", "CrossEntropyLossProbWithGradResult", "sdk_dir",
+    "cmake_dir",
     "include_dir", "lib_dir", "__version__",
 ]
 # The library's own version query (aclnnCpuGetVersion): CMakeLists.txt's project() version, as
@@ -292,3 +294,29 @@ def cross_entropy_loss_prob_grad(grad_loss: Any, logits: Any, target: Any, lse: 
          "lse": lse, "out": out}, reduction=reduction, label_smoothing=label_smoothing)
     return r["out"]
 
+
+class CrossEntropyLossProbWithGradResult(NamedTuple):
+    loss: Any
+    lse: Any
+    grad: Any
+
+
+def cross_entropy_loss_prob_with_grad(input: Any, target: Any, weight: Any = None, *,
+                                      grad_loss: Any = None, reduction: str = "mean",
+                                      label_smoothing: float = 0.0, inplace: bool = False,
+                                      lse_out: Any = None) -> CrossEntropyLossProbWithGradResult:
+    """``aclnnCpuCrossEntropyLossProbWithGrad``: :func:`cross_entropy_loss_prob` and then
+    :func:`cross_entropy_loss_prob_grad` in one pass (the same bits), each row's gradient
+    computed right after its loss while the row and its target are in cache. ``grad_loss``: the
+    loss's gradient (None: ones). ``inplace=True`` writes the gradient over ``input``.
+    ``lse_out``: an (N,) array for the lse, float32 or float64 (the default for a float64
+    input); the gradient is computed from the lse as stored."""
+    if grad_loss is not None:
+        grad_loss, _ = _loss_gradients(grad_loss, None, input, reduction)
+    if lse_out is None and acl_dtype(input) == _ACL_BY_NAME["float64"]:
+        lse_out = empty_like_kind(input, (input.shape[0],), acl_dtype(input))
+    r = OPS["cross_entropy_loss_prob_with_grad"](
+        {"input": input, "target": target, "weightOptional": weight,
+         "gradLossOptional": grad_loss, "gradOut": input if inplace else None,
+         "lseOut": lse_out}, reduction=reduction, label_smoothing=label_smoothing)
+    return CrossEntropyLossProbWithGradResult(r["lossOut"], r["lseOut"], r["gradOut"])

@@ -36,7 +36,7 @@ def test_operator_table_is_the_source():
                            "cross_entropy_loss_grad", "cross_entropy_loss_fp32",
                            "cross_entropy_loss_lse", "cross_entropy_loss_grad_from_logits",
                            "cross_entropy_loss_with_grad", "cross_entropy_loss_prob",
-                           "cross_entropy_loss_prob_grad"}
+                           "cross_entropy_loss_prob_grad", "cross_entropy_loss_prob_with_grad"}
     assert ac.OPS["cross_entropy_loss_grad"].inputs[:3] == ["gradLoss", "logProb", "target"]
 
 

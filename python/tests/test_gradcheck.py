@@ -106,6 +106,20 @@ def test_cross_entropy_probabilities():
             (_x(6, 11), q))
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_probabilities_gradient_in_forward(reduction):
+    """A target without a gradient: the gradient computed in the forward's pass
+    (aclnnCpuCrossEntropyLossProbWithGrad), and PyTorch's composite for double backward."""
+    q = torch.softmax(_x(6, 11, seed=5).detach(), 1)
+    w = torch.rand(11, dtype=F64) + 0.5
+
+    def f(x):
+        return at.cross_entropy(x, q, w, reduction=reduction, label_smoothing=0.2)
+    assert "prob_with_grad" in type(f(_x(6, 11)).grad_fn).__name__
+    assert torch.autograd.gradcheck(f, (_x(6, 11),))
+    assert torch.autograd.gradgradcheck(f, (_x(6, 11),))
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("probabilities", [False, True])
 def test_cross_entropy_k_dimensional(reduction, probabilities):

@@ -184,3 +184,26 @@ def test_with_grad_array_function(rng):
     assert np.array_equal(r.grad, g) and np.array_equal(r.loss, lean.loss)
     r2 = ac.cross_entropy_loss_with_grad(x, t, label_smoothing=0.1, inplace=True)
     assert r2.grad is x and np.array_equal(x, g)
+
+
+def test_prob_with_grad_array_function():
+    """aclnnCpuCrossEntropyLossProbWithGrad on NumPy arrays: the forward's and the gradient's
+    bits (gradLoss given or ones), out of place and over the input."""
+    gen = np.random.default_rng(1)
+    n, c = 9, 70
+    x = gen.standard_normal((n, c)).astype(np.float32)
+    q = gen.random((n, c)).astype(np.float32)
+    q /= q.sum(1, keepdims=True)
+    w = (gen.random(c) + 0.5).astype(np.float32)
+    fwd = ac.cross_entropy_loss_prob(x, q, w, reduction="sum", label_smoothing=0.1)
+    grads = {}
+    for g in (None, 0.5):
+        r = ac.cross_entropy_loss_prob_with_grad(x, q, w, grad_loss=g, reduction="sum",
+                                                 label_smoothing=0.1)
+        grads[g] = ac.cross_entropy_loss_prob_grad(1.0 if g is None else g, x, q, fwd[1], w,
+                                                   reduction="sum", label_smoothing=0.1)
+        assert np.array_equal(r.loss, fwd[0]) and np.array_equal(r.lse, fwd[1])
+        assert np.array_equal(r.grad, grads[g])
+    r2 = ac.cross_entropy_loss_prob_with_grad(x, q, w, reduction="sum", label_smoothing=0.1,
+                                              inplace=True)
+    assert r2.grad is x and np.array_equal(x, grads[None])

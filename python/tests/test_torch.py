@@ -124,6 +124,34 @@ def test_unsupported_inputs_raise_not_implemented(rng):
         at.cross_entropy(x[:, :, 0], torch.softmax(x[:, :, 0], 1), z_loss_scale=1e-3)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_probabilities_gradient_in_forward(dtype, reduction, rng):
+    """Class probabilities that need no gradient: by default the gradient is computed in the
+    forward's pass (aclnnCpuCrossEntropyLossProbWithGrad), the bits of the two-pass path for
+    loss.backward() and for any other loss gradient (the gradient operator again there);
+    grad_in_forward=False keeps the two passes, a target that requires a gradient too."""
+    n, c = 29, 131
+    x = logits(n, c, dtype, rng)
+    q = torch.softmax(torch.randn(n, c, generator=rng), 1).to(dtype)
+    w = torch.rand(c, generator=rng) + 0.5
+    for g in (1.0, 0.75):
+        fused, two_pass = x.clone().requires_grad_(), x.clone().requires_grad_()
+        loss = at.cross_entropy(fused, q, w, reduction=reduction, label_smoothing=0.1)
+        assert "prob_with_grad" in type(loss.grad_fn).__name__
+        loss2 = at.cross_entropy(two_pass, q, w, reduction=reduction, label_smoothing=0.1,
+                                 grad_in_forward=False)
+        assert "prob_with_grad" not in type(loss2.grad_fn).__name__
+        (loss * g).backward()
+        (loss2 * g).backward()
+        assert torch.equal(loss, loss2) and torch.equal(fused.grad, two_pass.grad)
+    qg = q.clone().requires_grad_()
+    assert "prob_with_grad" not in type(at.cross_entropy(x.clone().requires_grad_(), qg,
+                                                         reduction=reduction).grad_fn).__name__
+    with pytest.raises(NotImplementedError, match="grad_in_forward with class probabilities"):
+        at.cross_entropy(x.clone().requires_grad_(), q, reduction="none", grad_in_forward=True)
+
+
 K_DIM_OPTIONS = [
     dict(reduction="mean", weight=True, label_smoothing=0.1, z_loss_scale=1e-3),
     dict(reduction="none", z_loss_scale=1e-3), dict(reduction="sum", ignore_index=255),
@@ -213,12 +241,17 @@ def _opcheck_cases(rng):
         (torch.ops.aclnn_cpu.cross_entropy_prob_grad.default,
          (torch.rand(11), x, torch.softmax(x, 1), w, torch.logsumexp(x.double(), 1), "none",
           0.2)),
+        (torch.ops.aclnn_cpu.cross_entropy_prob_with_grad.default,
+         (x.clone().requires_grad_(), torch.softmax(x * 0.5, 1), w, "mean", 0.1)),
+        (torch.ops.aclnn_cpu.cross_entropy_prob_with_grad.default,
+         (x.to(torch.bfloat16).requires_grad_(), torch.softmax(x, 1).to(torch.bfloat16), None,
+          "sum", 0.0)),
         (torch.ops.aclnn_cpu.log_softmax_backward.default,
          (torch.randn(11, 23, generator=rng), F.log_softmax(x, 1), 1, torch.float32)),
     ]
 
 
-@pytest.mark.parametrize("case", range(13))
+@pytest.mark.parametrize("case", range(15))
 def test_opcheck(case, rng):
     op, args = _opcheck_cases(rng)[case]
     torch.library.opcheck(op, args)

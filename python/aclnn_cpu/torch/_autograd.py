@@ -1,5 +1,6 @@
 """Autograd of the custom operators of _operators.py (each forward's backward runs the library's
-gradient operator), and the lean loss whose gradient is computed in the forward."""
+gradient operator, or scales the gradient its forward computed), and the lean loss whose
+gradient is computed in the forward."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import aclnn_cpu as _ac
 
 from ._common import _loss_grads
 from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_loss_grad,
-                         _cross_entropy_prob, _cross_entropy_prob_grad, _grad_from_logits,
-                         _grad_from_logits_, _log_softmax, _log_softmax_backward)
+                         _cross_entropy_prob, _cross_entropy_prob_grad,
+                         _cross_entropy_prob_with_grad, _grad_from_logits, _grad_from_logits_,
+                         _log_softmax, _log_softmax_backward)
 
 
 def _log_softmax_setup(ctx, inputs, output):
@@ -141,10 +143,23 @@ class _CrossEntropyWithGrad(torch.autograd.Function):
         (grad,) = ctx.saved_tensors
         if grad_loss is None:
             return (None,) * 9
-        # loss.backward() passes 1: the gradient as it is (for in place, the logits' memory).
-        if torch.compiler.is_compiling() or not bool(torch.all(grad_loss == 1)):
-            grad = grad * grad_loss.to(grad.dtype)
-        return (grad,) + (None,) * 8
+        return (_scaled(grad, grad_loss),) + (None,) * 8
+
+
+def _is_one(grad_loss):
+    """Whether the loss's gradient is exactly 1, as loss.backward() passes it. Traced
+    (torch.compile, AOT autograd: a tensor subclass there, fake or functional) its value is
+    unknown: False."""
+    if torch.compiler.is_compiling() or type(grad_loss) is not torch.Tensor:
+        return False
+    return bool(torch.all(grad_loss == 1))
+
+
+def _scaled(grad, grad_loss):
+    """A gradient computed in the forward for a loss gradient of 1, scaled by the loss's actual
+    (scalar) gradient: for 1 the gradient as it is (for in place, the logits' memory), no pass
+    over it."""
+    return grad if _is_one(grad_loss) else grad * grad_loss.to(grad.dtype)
 
 
 def _prob_setup(ctx, inputs, output):
@@ -170,17 +185,61 @@ def _prob_grad(ctx, grad_loss, grad_lse):
         grad_input = _cross_entropy_prob_grad(grad_loss.to(input.dtype).contiguous(), input,
                                               target, weight, lse, reduction, label_smoothing)
     if ctx.needs_input_grad[1]:
-        # d loss_i / d q_ic = -g_i (1 - ls) w_c log_softmax(x)_ic, as PyTorch computes it (in
-        # float64 from the saved lse, then the target's dtype).
-        g = grad_loss.double()
-        if reduction == "mean":
-            g = g / input.shape[0]
-        g = g.reshape(-1, 1) if reduction == "none" else g
-        w = weight.double() if weight is not None else 1.0
-        grad_target = (-(1.0 - label_smoothing) * g * w *
-                       (input.double() - lse.reshape(-1, 1))).to(target.dtype)
+        grad_target = _prob_target_grad(input, target, weight, lse, grad_loss, reduction,
+                                        label_smoothing)
     return grad_input, grad_target, None, None, None
 
 
+def _prob_target_grad(input, target, weight, lse, grad_loss, reduction, label_smoothing):
+    """d loss_i / d q_ic = -g_i (1 - ls) w_c log_softmax(x)_ic, as PyTorch computes it (in
+    float64 from the saved lse, then the target's dtype)."""
+    g = grad_loss.double()
+    if reduction == "mean":
+        g = g / input.shape[0]
+    g = g.reshape(-1, 1) if reduction == "none" else g
+    w = weight.double() if weight is not None else 1.0
+    return (-(1.0 - label_smoothing) * g * w *
+            (input.double() - lse.reshape(-1, 1))).to(target.dtype)
+
+
 _cross_entropy_prob.register_autograd(_prob_grad, setup_context=_prob_setup)
+
+
+def _prob_with_grad_setup(ctx, inputs, output):
+    input, target, weight, reduction, label_smoothing = inputs
+    _, lse, grad = output
+    ctx.options = (reduction, label_smoothing)
+    ctx.save_for_backward(input, target, weight, lse, grad)
+    ctx.mark_non_differentiable(lse, grad)
+    ctx.set_materialize_grads(False)
+
+
+def _prob_with_grad_backward(ctx, grad_loss, grad_lse, grad_grad):
+    """The forward's gradient where the loss's gradient is 1 (loss.backward()); otherwise the
+    gradient operator from the saved lse (the two-pass path's bits: scaling the saved gradient
+    would round a 16-bit one twice); for a backward with create_graph=True, a differentiable
+    one (see _differentiable_grad)."""
+    input, target, weight, lse, grad = ctx.saved_tensors
+    reduction, label_smoothing = ctx.options
+    if grad_loss is None:
+        return None, None, None, None, None
+    grad_input = grad_target = None
+    if ctx.needs_input_grad[0]:
+        if torch.is_grad_enabled():
+            grad_input = _differentiable_grad(input, target, weight, grad_loss, None, reduction,
+                                              -100, label_smoothing, 0.0)
+        elif _is_one(grad_loss):
+            grad_input = grad
+        else:
+            grad_input = _cross_entropy_prob_grad(grad_loss.to(input.dtype).contiguous(), input,
+                                                  target, weight, lse, reduction,
+                                                  label_smoothing)
+    if ctx.needs_input_grad[1]:
+        grad_target = _prob_target_grad(input, target, weight, lse, grad_loss, reduction,
+                                        label_smoothing)
+    return grad_input, grad_target, None, None, None
+
+
+_cross_entropy_prob_with_grad.register_autograd(_prob_with_grad_backward,
+                                                setup_context=_prob_with_grad_setup)
 

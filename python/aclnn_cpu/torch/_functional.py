@@ -10,7 +10,7 @@ from torch import Tensor
 from ._autograd import _CrossEntropyWithGrad
 from ._common import _check_cpu, _float_weight
 from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_prob,
-                         _log_softmax)
+                         _cross_entropy_prob_with_grad, _log_softmax)
 
 
 def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
@@ -32,7 +32,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
                   z_loss_scale: float = 0.0, return_z_loss: bool = False,
                   fp32_loss: bool = False, lean: Optional[bool] = None,
                   inplace_backward: bool = False,
-                  grad_in_forward: bool = False):
+                  grad_in_forward: Optional[bool] = None):
     """``torch.nn.functional.cross_entropy`` through ``aclnnCrossEntropyLoss`` and, for the
     gradient, ``aclnnCrossEntropyLossGrad``, for (N, C) or (C,) logits and class-index targets
     (int64 or int32).
@@ -63,8 +63,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     A floating ``target`` of the input's shape holds class probabilities (PyTorch's semantics:
     ``weight`` and ``label_smoothing`` apply, "mean" divides by the number of rows), through
     aclnn-cpu's ``aclnnCpuCrossEntropyLossProb`` and its gradient (with respect to the target
-    too, where it requires one); z-loss, ``grad_in_forward`` and ``inplace_backward`` are for
-    class indices.
+    too, where it requires one). There ``grad_in_forward=None`` (the default) computes the
+    gradient in the forward's pass (``aclnnCpuCrossEntropyLossProbWithGrad``: one pass over
+    input and target instead of two, and the (N, C) gradient kept for the backward where
+    PyTorch keeps its (N, C) log-softmax) when the loss is "mean" or "sum", the input requires
+    a gradient and the target does not, outside torch.compile; ``False`` never does. The z-loss and
+    ``inplace_backward`` are for class indices.
 
     K-dimensional inputs (N, C, d1, ..., dK) with class-index targets (N, d1, ..., dK) run
     through the lean pair, which reads the input in place (class stride d1 * ... * dK; column
@@ -124,16 +128,31 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
 
 def _probability_targets(input, target, weight, reduction, label_smoothing, unbatched,
                          z_loss_scale, return_z_loss, grad_in_forward, inplace_backward):
-    """cross_entropy with class probabilities (N, C)."""
-    if z_loss_scale != 0.0 or return_z_loss or grad_in_forward or inplace_backward:
+    """cross_entropy with class probabilities (N, C): the gradient in the forward's pass where
+    grad_in_forward allows it and a backward will want it (see cross_entropy)."""
+    if z_loss_scale != 0.0 or return_z_loss or inplace_backward:
         raise NotImplementedError(
-            "aclnn_cpu.torch.cross_entropy: z_loss_scale, return_z_loss, grad_in_forward and "
-            "inplace_backward take class-index targets, not class probabilities.")
+            "aclnn_cpu.torch.cross_entropy: z_loss_scale, return_z_loss and inplace_backward "
+            "take class-index targets, not class probabilities.")
     if target.shape != input.shape:
         raise ValueError(
             f"aclnn_cpu.torch.cross_entropy: class-probability target of shape "
             f"{tuple(target.shape)} for an input of shape {tuple(input.shape)}; they must be "
             f"equal.")
+    fused = (reduction in ("mean", "sum") and torch.is_grad_enabled() and input.requires_grad
+             and not target.requires_grad)
+    # Traced, the backward cannot tell a loss gradient of 1 (the saved gradient as it is) from
+    # another (the gradient operator again): the two passes, unless asked.
+    auto = grad_in_forward is None and not torch.compiler.is_compiling()
+    if grad_in_forward and not fused:
+        raise NotImplementedError(
+            "aclnn_cpu.torch.cross_entropy: grad_in_forward with class probabilities needs "
+            "reduction \"mean\" or \"sum\", an input that requires a gradient and a target "
+            "that does not.")
+    if fused and (grad_in_forward or auto):
+        loss, _, _ = _cross_entropy_prob_with_grad(input, target.to(input.dtype), weight,
+                                                   reduction, label_smoothing)
+        return loss
     loss, _ = _cross_entropy_prob(input, target.to(input.dtype), weight, reduction,
                                   label_smoothing)
     return loss.squeeze(0) if unbatched and reduction == "none" else loss

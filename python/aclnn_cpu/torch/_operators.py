@@ -141,7 +141,7 @@ def _grad_from_logits_(grad_loss: Tensor, logits: Tensor, target: Tensor,
         inplace=True)
 
 
-# ---- class-probability targets (aclnnCpuCrossEntropyLossProb and its gradient) ----------------
+# ---- class-probability targets (aclnnCpuCrossEntropyLossProb, its gradient, both in one pass) --
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_prob", mutates_args=(), device_types="cpu")
 def _cross_entropy_prob(input: Tensor, target: Tensor, weight: Optional[Tensor], reduction: str,
@@ -157,6 +157,25 @@ def _cross_entropy_prob(input: Tensor, target: Tensor, weight: Optional[Tensor],
 def _(input, target, weight, reduction, label_smoothing):
     return (input.new_empty(_loss_shape(input, reduction)),
             input.new_empty((input.shape[0],), dtype=torch.float64))
+
+
+@torch.library.custom_op("aclnn_cpu::cross_entropy_prob_with_grad", mutates_args=(),
+                         device_types="cpu")
+def _cross_entropy_prob_with_grad(input: Tensor, target: Tensor, weight: Optional[Tensor],
+                                  reduction: str,
+                                  label_smoothing: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(loss, lse, grad): aclnnCpuCrossEntropyLossProbWithGrad, the gradient of the loss ("mean"
+    or "sum") with respect to the input computed in the forward's pass; lse float64."""
+    lse = input.new_empty((input.shape[0],), dtype=torch.float64)
+    r = _ac.cross_entropy_loss_prob_with_grad(input, target, weight, reduction=reduction,
+                                              label_smoothing=label_smoothing, lse_out=lse)
+    return r.loss, r.lse, r.grad
+
+
+@_cross_entropy_prob_with_grad.register_fake
+def _(input, target, weight, reduction, label_smoothing):
+    return (input.new_empty(_loss_shape(input, reduction)),
+            input.new_empty((input.shape[0],), dtype=torch.float64), _contiguous_like(input))
 
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_prob_grad", mutates_args=(),
