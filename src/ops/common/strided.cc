@@ -39,6 +39,16 @@ inline void GatherWith(const S* src, int64_t stride, int64_t n, D* dst, F f) {
     for (int64_t i = 0; i < n; ++i) dst[i] = f(src[i * stride]);
   }
 }
+
+// dst[i * stride] = src[i] converted to D, for i < n.
+template <class D>
+inline void ScatterTo(const double* src, D* dst, int64_t stride, int64_t n) {
+  if (stride == 1) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i * stride] = static_cast<D>(src[i]);
+  }
+}
 }  // namespace
 
 void GatherF64(aclDataType t, const char* base, int64_t stride, int64_t n, double* dst) {
@@ -69,24 +79,10 @@ void GatherF64(aclDataType t, const char* base, int64_t stride, int64_t n, doubl
 
 void ScatterF64(aclDataType out_t, const double* src, char* base, int64_t stride, int64_t n) {
   switch (out_t) {
-    case ACL_FLOAT: {
-      float* p = reinterpret_cast<float*>(base);
-      if (stride == 1) {
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(src[i]);
-      } else {
-        for (int64_t i = 0; i < n; ++i) p[i * stride] = static_cast<float>(src[i]);
-      }
-      return;
-    }
-    case ACL_DOUBLE: {
-      double* p = reinterpret_cast<double*>(base);
-      if (stride == 1) {
-        for (int64_t i = 0; i < n; ++i) p[i] = src[i];
-      } else {
-        for (int64_t i = 0; i < n; ++i) p[i * stride] = src[i];
-      }
-      return;
-    }
+    case ACL_FLOAT:
+      return ScatterTo(src, reinterpret_cast<float*>(base), stride, n);
+    case ACL_DOUBLE:
+      return ScatterTo(src, reinterpret_cast<double*>(base), stride, n);
     default:  // 16-bit: StoreFromDouble's rounding (through f32 rounded to odd)
       for (int64_t i = 0; i < n; ++i) StoreFromDouble(out_t, base, i * stride, src[i]);
   }

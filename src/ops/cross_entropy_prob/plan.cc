@@ -25,6 +25,7 @@ Status Validate(const Args& a, Checked* out) {
   *out = Checked{};
   const char* const op = a.op();
   const bool grad = a.kind == Kind::kGrad, with_grad = a.kind == Kind::kWithGrad;
+  const bool loss_pass = LossPass(a.kind), grad_pass = GradPass(a.kind);
   const char* const x_name = grad ? "logits" : "input";
   const char* const lse_name = grad ? "lse" : "lseOut";
   const char* const out_name = with_grad ? "gradOut" : "out";
@@ -33,8 +34,8 @@ Status Validate(const Args& a, Checked* out) {
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, x_name, a.logits));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "target", a.target));
   ACLNN_RETURN_IF_ERROR(CheckNotNull(op, lse_name, a.lse));
-  if (!grad) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lossOut", a.loss_out));
-  if (grad || with_grad) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, out_name, a.out));
+  if (loss_pass) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "lossOut", a.loss_out));
+  if (grad_pass) ACLNN_RETURN_IF_ERROR(CheckNotNull(op, out_name, a.out));
   const SocProfile soc = CurrentSoc();
   ACLNN_RETURN_IF_ERROR(ce::CheckSocHasOperator(op, soc, /*extension=*/true));
 
@@ -57,7 +58,7 @@ Status Validate(const Args& a, Checked* out) {
     ACLNN_RETURN_IF_ERROR(check_loss_dtype("lossOut", a.loss_out));
     if (a.grad_loss != nullptr) ACLNN_RETURN_IF_ERROR(check_loss_dtype(gl_name, a.grad_loss));
   }
-  if (grad || with_grad) {
+  if (grad_pass) {
     ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, out_name, a.out, x_name, a.logits, kDtype));
   }
   ce::Reduction r;
@@ -76,8 +77,8 @@ Status Validate(const Args& a, Checked* out) {
   if (a.grad_loss != nullptr) {
     ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, gl_name, a.grad_loss, r, n));
   }
-  if (!grad) ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
-  if (grad || with_grad) {
+  if (loss_pass) ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "lossOut", a.loss_out, r, n));
+  if (grad_pass) {
     ACLNN_RETURN_IF_ERROR(CheckSameShape(op, out_name, a.out, x_name, a.logits, kShape));
   }
   if (n == 0 || c == 0) {
@@ -92,7 +93,7 @@ Status Validate(const Args& a, Checked* out) {
   for (const auto& [name, t] : operands) {
     if (t != nullptr) ACLNN_RETURN_IF_ERROR(CheckStorageInBlock(op, name, t));
   }
-  if ((grad || with_grad) && a.out != a.logits) {
+  if (grad_pass && a.out != a.logits) {
     ACLNN_RETURN_IF_ERROR(CheckInPlaceView(op, out_name, a.out, x_name, a.logits));
   }
   out->kind = a.kind;
@@ -107,8 +108,8 @@ Status Validate(const Args& a, Checked* out) {
   if (out->has_weight) out->weight = DescribeTensor(a.weight);
   out->lse = DescribeTensor(a.lse);
   if (out->has_grad_loss) out->grad_loss = DescribeTensor(a.grad_loss);
-  if (!grad) out->loss = DescribeTensor(a.loss_out);
-  if (grad || with_grad) out->out = DescribeTensor(a.out);
+  if (loss_pass) out->loss = DescribeTensor(a.loss_out);
+  if (grad_pass) out->out = DescribeTensor(a.out);
   return OkStatus();
 }
 

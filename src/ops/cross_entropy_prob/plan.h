@@ -30,6 +30,9 @@ enum class Kind { kForward, kGrad, kWithGrad };
 inline const char* OpName(Kind k) {
   return k == Kind::kGrad ? kGradOp : k == Kind::kWithGrad ? kWithGradOp : kFwdOp;
 }
+// Whether a kind computes the loss (lossOut, lseOut) and whether it computes the gradient.
+inline bool LossPass(Kind k) { return k != Kind::kGrad; }
+inline bool GradPass(Kind k) { return k != Kind::kForward; }
 
 struct Args {
   Kind kind = Kind::kForward;
@@ -49,8 +52,8 @@ struct Checked {
   bool has_weight = false, has_grad_loss = false;
   // loss: lossOut; out: the gradient (both unset where the kind has none).
   TensorDesc logits, target, weight, lse, grad_loss, loss, out;
-  bool loss_pass() const { return kind != Kind::kGrad; }
-  bool grad_pass() const { return kind != Kind::kForward; }
+  bool loss_pass() const { return LossPass(kind); }
+  bool grad_pass() const { return GradPass(kind); }
 };
 
 Status Validate(const Args& a, Checked* c);
