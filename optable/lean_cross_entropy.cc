@@ -136,19 +136,21 @@ std::vector<Expected> ReferenceGrad(const Problem& p, const Values& in) {
            ce::FromRows(p, bound), p.dtype}};
 }
 
+void KDimensional(OpSpec* s);
+
 // ---- aclnnCpuCrossEntropyLossWithGrad ----------------------------------------------------------
 
 enum { kWInput, kWTarget, kWWeight, kWGradLoss, kWLossOut, kWZlossOut, kWLseOut, kWGradOut };
 
 std::vector<TensorDecl> DeclareWithGrad(const Problem& p) {
-  const int64_t n = p.shape[0], c = p.shape[1];
+  const int64_t c = p.shape[1];
   return {{true, p.dtype, p.shape},
-          {true, p.target_dtype, {p.TargetLength()}},
+          {true, p.target_dtype, ce::TargetShape(p)},
           {p.weight, ACL_FLOAT, {c}},
           {true, p.dtype, ce::LossShape(p)},
           {true, Stats(p), ce::LossShape(p)},
           {true, Stats(p), ce::LossShape(p)},
-          {true, Stats(p), {n}},
+          {true, Stats(p), ce::PositionShape(p)},
           {true, p.dtype, p.shape}};
 }
 
@@ -169,9 +171,10 @@ int Phase1WithGrad(const CallArgs& a, uint64_t* ws, aclOpExecutor** ex) {
 
 std::vector<Expected> ReferenceWithGrad(const Problem& p, const Values& in) {
   const ref::CrossEntropyArgs a = ce::RefArgs(p, in[kWTarget], in[kWWeight]);
-  const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, in[kWInput]);
+  const std::vector<double> rows = ce::ToRows(p, in[kWInput]);  // positions in order
+  const ref::CrossEntropyResult e = ref::CrossEntropyLoss(a, rows);
   tolerance::CrossEntropyBounds b =
-      tolerance::CrossEntropyLossBound(a, in[kWInput], e, tolerance::UnitRoundoff(p.dtype));
+      tolerance::CrossEntropyLossBound(a, rows, e, tolerance::UnitRoundoff(p.dtype));
   const std::vector<double>& g = in[kWGradLoss];
   std::vector<double> bound = tolerance::CrossEntropyLossGradBound(
       a, e.log_prob, g, {}, e.lse, tolerance::UnitRoundoff(p.dtype));
@@ -188,8 +191,8 @@ std::vector<Expected> ReferenceWithGrad(const Problem& p, const Values& in) {
   return {{kWLossOut, e.loss, std::move(b.loss), p.dtype},
           {kWZlossOut, e.zloss, std::move(b.zloss), p.dtype},
           {kWLseOut, e.lse, std::move(b.lse), p.dtype},
-          {kWGradOut, ref::CrossEntropyLossGrad(a, e.log_prob, g, {}, e.lse), std::move(bound),
-           p.dtype}};
+          {kWGradOut, ce::FromRows(p, ref::CrossEntropyLossGrad(a, e.log_prob, g, {}, e.lse)),
+           ce::FromRows(p, bound), p.dtype}};
 }
 
 OpSpec WithGradSpec() {
@@ -205,12 +208,12 @@ OpSpec WithGradSpec() {
                            {"gradOut", Role::kOutput, false}},
                           DeclareWithGrad, FillWithGrad, Phase1WithGrad,
                           aclnnCpuCrossEntropyLossWithGrad, ReferenceWithGrad);
-  s.bench_problems = LeanBenchProblems;
   s.in_place_input = "input";
+  KDimensional(&s);
   return s;
 }
 
-// The lean forward and the gradient from logits also take K-dimensional problems
+// The lean forward, the gradient from logits and both in one pass also take K-dimensional problems
 // (N x C x d1 x ... x dK, the class dim strided: ce_spatial's column tiles), and benchmark a
 // segmentation batch.
 void KDimensional(OpSpec* s) {

@@ -75,7 +75,7 @@ void GatherTrueClass(const T* x, size_t rows, size_t cols, size_t sx, const Comp
 template <class T>
 void CePickColsT(const T* x, size_t rows, size_t cols, size_t sx, const ComputeT<T>* t,
                  const double* lse, double* xt_out) {
-  GatherTrueClass(x, rows, cols, sx, t, xt_out);
+  if (x != nullptr) GatherTrueClass(x, rows, cols, sx, t, xt_out);
   if (lse == nullptr) return;
   // p = exp(xt - lse) in f64 lanes (ExpF's IEEE edges).
   const hn::ScalableTag<double> dd;

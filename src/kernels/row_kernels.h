@@ -49,7 +49,8 @@
 //                          `cols` doubles each.
 //   ce_pick_cols(x, rows, cols, sx, t, lse, xt): xt[j] = x[t[j], j] as ce_stats_cols' (a load
 //                          per column), or with lse (`cols` doubles) exp(x[t[j], j] - lse[j]) in
-//                          f64 lanes (ExpF: <= 0.74 ulp measured, IEEE edges).
+//                          f64 lanes (ExpF: <= 0.74 ulp measured, IEEE edges). x null: xt holds
+//                          x[t[j], j] already (ce_stats_cols' xt), only the exp is taken.
 //   ce_grad_cols(x, out, rows, cols, sx, so, shift, a, b, w, t, tc, stream): the same tile's
 //                          out[r, j] = exp(x[r, j] - shift[j]) * a[j] - b[j] * w[r] (w null: 1),
 //                          except out[t[j], j] = tc[j] (the true class, computed by the caller)

@@ -104,7 +104,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize
   args.with_grad = true;
   args.grad_loss = gradLossOptional;
   args.grad_out = gradOut;
-  return Phase1(args.op(), args, ce_fwd::Validate, ce_fwd::MakePlan, workspaceSize, executor);
+  return Phase1(args.op(), args, ce_fwd::Validate, ce_spatial::MakeWithGradPlan, workspaceSize,
+                executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGrad(void* workspace,

@@ -57,8 +57,9 @@ Status Validate(const Args& a, Checked* out) {
   }
   ce::Reduction r;
   int64_t n, c;
-  // K-dimensional inputs (N, C, d1, ..., dK): the lean forward only (aclnn-cpu's extension).
-  const bool k_dim = lean && !a.with_grad;
+  // K-dimensional inputs (N, C, d1, ..., dK): the lean forward and the lean forward with the
+  // gradient (aclnn-cpu's extensions).
+  const bool k_dim = lean;
   ACLNN_RETURN_IF_ERROR(ce::CheckTargetsAndAttributes(op, soc, "input", a.input, a.target, a.weight,
                                                       a.reduction, a.label_smoothing, a.zloss_scale,
                                                       nullptr, &r, &n, &c, k_dim));
@@ -76,10 +77,12 @@ Status Validate(const Args& a, Checked* out) {
   if (a.with_grad) {
     ACLNN_RETURN_IF_ERROR(CheckNotNull(op, "gradOut", a.grad_out));
     ACLNN_RETURN_IF_ERROR(CheckSameDtype(op, "gradOut", a.grad_out, "input", a.input, kDtype));
-    ACLNN_RETURN_IF_ERROR(CheckShapeIs(op, "gradOut", a.grad_out, {n, c}, "(N, C)", kTiling));
+    ACLNN_RETURN_IF_ERROR(spatial
+                              ? CheckSameShape(op, "gradOut", a.grad_out, "input", a.input, kTiling)
+                              : CheckShapeIs(op, "gradOut", a.grad_out, {n, c}, "(N, C)", kTiling));
     if (a.grad_loss != nullptr) {
       ACLNN_RETURN_IF_ERROR(check_stats_dtype("gradLossOptional", a.grad_loss));
-      ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "gradLossOptional", a.grad_loss, r, n));
+      ACLNN_RETURN_IF_ERROR(ce::CheckLossShape(op, "gradLossOptional", a.grad_loss, r, positions));
     }
     ACLNN_RETURN_IF_ERROR(CheckInPlaceView(op, "gradOut", a.grad_out, "input", a.input));
   }

@@ -57,8 +57,8 @@ struct Checked : ce::Common {
   bool lean = false;                              // no logProb; lse always written
   bool with_grad = false, has_grad_loss = false;  // kWithGradOp: the gradient too
   TensorDesc grad_loss, grad_out;
-  // An (N, C, d1, ..., dK) input (kLseOp only): ce_spatial's plan; n is N, the positions are
-  // N * d1 * ... * dK.
+  // An (N, C, d1, ..., dK) input (kLseOp, kWithGradOp): ce_spatial's plan; n is N, the positions
+  // are N * d1 * ... * dK.
   bool spatial = false;
 };
 

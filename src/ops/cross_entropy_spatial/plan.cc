@@ -46,6 +46,17 @@ inline double KeepIf(bool keep, double v) {
 constexpr int64_t kTileBytes = 64 << 10;
 constexpr int64_t kMinTileCols = 16;
 
+class WithGradPlan;
+
+// A tile's targets as SpatialPlan::TileTargets gives them, and the input at each true class:
+// the forward's tile hands them to the gradient's in the one-pass plan.
+struct TileTargetColumns {
+  int64_t* cls;
+  double* wt;
+  void* t;
+  double* xt;
+};
+
 // What the target scan of one work item found.
 struct ItemScan {
   double d = 0.0, m = 0.0;  // sums of the weights of its targets, and their number
@@ -255,7 +266,7 @@ class LsePlan final : public SpatialPlan {
                                   static_cast<uint64_t>(tile_));
   }
 
-  static std::unique_ptr<Plan> Make(const ce_fwd::Checked& c) {
+  static std::unique_ptr<LsePlan> Make(const ce_fwd::Checked& c) {
     const TensorDesc target = AsPositions(c.target, c.input), lse = AsPositions(c.lse, c.input),
                      loss = AsPositions(c.loss, c.input), zl = AsPositions(c.zloss, c.input);
     const TensorDesc* ops[] = {&c.input, &target, &lse, &loss, &zl};
@@ -280,7 +291,16 @@ class LsePlan final : public SpatialPlan {
       double* m = stats + static_cast<int64_t>(tid) * kColumns * tile_;
       for (int64_t it = b; it < e; ++it) terms[it] = RunTile(it, w, scan.w_sum, m);
     });
-    if (k_.reduction == ce::Reduction::kNone) return OkStatus();
+    Reduce(terms, scan);
+    return OkStatus();
+  }
+
+ private:
+  friend class WithGradPlan;
+
+  // The reduced loss (and z-loss) from the items' sums, added in item order.
+  void Reduce(const ce::LossTerms* terms, const ce::TargetScan& scan) const {
+    if (k_.reduction == ce::Reduction::kNone) return;
     ce::LossTerms sum;
     for (int64_t it = 0; it < items_; ++it) {
       sum.nll += terms[it].nll;
@@ -293,17 +313,18 @@ class LsePlan final : public SpatialPlan {
     StoreFromDouble(loss_.dtype, loss_.data, 0, loss);
     if (return_zloss_)
       StoreFromDouble(zloss_.dtype, zloss_.data, 0, mean ? sum.zl / scan.m : sum.zl);
-    return OkStatus();
   }
 
- private:
   // Per-thread columns of a tile (doubles): m, l, xt, dot, lse, loss, z-loss, weights, the
   // classes (int64) and the kernels' row indices (compute type; 8 bytes each at most).
   static constexpr int64_t kColumns = 10;
 
   // One tile's statistics (and the input at each true class), then each position's lse and
   // loss terms (written for "none"); returns the tile's sums of the terms in position order.
-  ce::LossTerms RunTile(int64_t it, const void* w, double w_sum, double* m) const {
+  // `to`, where given (the one-pass plan), receives the tile's targets and the input at each
+  // true class in place of the per-thread columns.
+  ce::LossTerms RunTile(int64_t it, const void* w, double w_sum, double* m,
+                        const TileTargetColumns* to = nullptr) const {
     int64_t slice, cols;
     Tile(it, &slice, &cols);
     int64_t off[kMaxOperands];
@@ -312,6 +333,12 @@ class LsePlan final : public SpatialPlan {
     double *loss = lse + tile_, *zl = loss + tile_, *wt = zl + tile_;
     int64_t* cls = reinterpret_cast<int64_t*>(wt + tile_);
     void* t = cls + tile_;
+    if (to != nullptr) {
+      cls = to->cls;
+      wt = to->wt;
+      t = to->t;
+      xt = to->xt;
+    }
     TileTargets(off, cols, w, cls, wt, t);
     const bool smoothing = k_.label_smoothing != 0.0;
     const int64_t esz = DtypeSize(dtype_);
@@ -384,10 +411,12 @@ class GradPlan final : public SpatialPlan {
                               StreamingOutputBytes();
   }
 
-  static std::unique_ptr<Plan> Make(const ce_grad::Checked& c) {
+  // unit_grad: c.grad_loss is a scalar 1 whatever the reduction (the with-gradient forward's
+  // gradLossOptional left out).
+  static std::unique_ptr<GradPlan> Make(const ce_grad::Checked& c, bool unit_grad = false) {
     const TensorDesc target = AsPositions(c.target, c.log_prob),
                      lse = AsPositions(c.lse, c.log_prob);
-    const bool none = c.reduction == ce::Reduction::kNone;
+    const bool none = c.reduction == ce::Reduction::kNone && !unit_grad;
     const bool gz = c.has_grad_zloss && c.zloss_scale != 0.0;
     TensorDesc grad, gzv;
     const TensorDesc* ops[6] = {&c.log_prob, &target, &lse};
@@ -420,13 +449,7 @@ class GradPlan final : public SpatialPlan {
     ce::TargetScan scan;
     ACLNN_RETURN_IF_ERROR(Scan(workspace, threads, &w, &scan));
     unsigned char* tiles = Grant<unsigned char>(workspace, tiles_);
-    CeCoefConstants coef;
-    coef.label_smoothing = k_.label_smoothing;
-    coef.zloss_scale = k_.zloss_scale;
-    coef.cinv = 1.0 / static_cast<double>(k_.c);
-    coef.d = scan.d;
-    coef.m = scan.m;
-    coef.w_sum = scan.w_sum;
+    const CeCoefConstants coef = Coefficients(scan);
     ParallelFor(items_, threads, MinItemsPerThread(), [&](int tid, int64_t b, int64_t e) {
       unsigned char* mine = tiles + static_cast<uint64_t>(tid) * per_thread_;
       for (int64_t it = b; it < e; ++it) RunTile(it, w, coef, mine);
@@ -436,13 +459,37 @@ class GradPlan final : public SpatialPlan {
   }
 
  private:
+  friend class WithGradPlan;
+
+  CeCoefConstants Coefficients(const ce::TargetScan& scan) const {
+    CeCoefConstants coef;
+    coef.label_smoothing = k_.label_smoothing;
+    coef.zloss_scale = k_.zloss_scale;
+    coef.cinv = 1.0 / static_cast<double>(k_.c);
+    coef.d = scan.d;
+    coef.m = scan.m;
+    coef.w_sum = scan.w_sum;
+    return coef;
+  }
+
   // The tile's per-column coefficients (shift, a, b: ce_grad_cols'), its true classes t and
   // their values tc (recomputed in double from the input at the true class, which ce_pick_cols
   // reads, before the tile is written: out may be the logits; p is close to 1 there, where f32
   // cancellation would lose the most), and the ignored positions (t = -2, tc = 0: exactly 0
   // whatever the logits), all by ce_coef_cols in f64 lanes (as a scalar loop a position at a
   // time they cost more than the tile's kernel); then the kernel.
-  void RunTile(int64_t it, const void* w, const CeCoefConstants& coef, unsigned char* mem) const {
+  // Where the tile's targets and the input at each true class go in a thread's `mem`.
+  TileTargetColumns Targets(unsigned char* mem) const {
+    const int64_t cs = DtypeSize(compute_);
+    int64_t* cls = reinterpret_cast<int64_t*>(mem + 6 * tile_ * cs);
+    double* xt = reinterpret_cast<double*>(cls + tile_);
+    return {cls, xt + 4 * tile_, mem + 5 * tile_ * cs, xt};
+  }
+
+  // ready: Targets(mem) holds the tile's targets and inputs at the true classes already (the
+  // one-pass plan's forward tile put them there).
+  void RunTile(int64_t it, const void* w, const CeCoefConstants& coef, unsigned char* mem,
+               bool ready = false) const {
     int64_t slice, cols;
     Tile(it, &slice, &cols);
     int64_t off[kMaxOperands];
@@ -453,15 +500,16 @@ class GradPlan final : public SpatialPlan {
     void* s = mem + 2 * tile_ * cs;
     void* tv = mem + 3 * tile_ * cs;
     void* tc = mem + 4 * tile_ * cs;
-    void* picked = mem + 5 * tile_ * cs;
-    int64_t* cls = reinterpret_cast<int64_t*>(mem + 6 * tile_ * cs);
-    double* xt = reinterpret_cast<double*>(cls + tile_);
-    double *lse = xt + tile_, *g = lse + tile_, *gz = g + tile_, *wt = gz + tile_;
-    TileTargets(off, cols, w, cls, wt, picked);
+    const TileTargetColumns tg = Targets(mem);
+    void* picked = tg.t;
+    int64_t* cls = tg.cls;
+    double *xt = tg.xt, *wt = tg.wt;
+    double *lse = xt + tile_, *g = lse + tile_, *gz = g + tile_;
+    if (!ready) TileTargets(off, cols, w, cls, wt, picked);
     const int64_t sx = geo_.axis_stride[0], so = geo_.axis_stride[out_op_];
     LoadColumn(2, lse_, off, cols, lse);
     // xt: p = exp(x at the true class - lse), in double.
-    kernels_.ce_pick_cols(x_.data + off[0] * esz, static_cast<size_t>(k_.c),
+    kernels_.ce_pick_cols(ready ? nullptr : x_.data + off[0] * esz, static_cast<size_t>(k_.c),
                           static_cast<size_t>(cols), static_cast<size_t>(sx), picked, lse, xt);
     const bool z = k_.zloss_scale != 0.0;
     if (grad_op_ >= 0) {
@@ -489,7 +537,83 @@ class GradPlan final : public SpatialPlan {
   WorkspaceBooking tiles_;
 };
 
+// The lean forward with the gradient (aclnnCpuCrossEntropyLossWithGrad): per work item the
+// forward's tile (its lse stored) and then the gradient's from that lse as stored, while the
+// tile is in cache: the bits of the two operators one after the other, the input read from
+// memory once. The workspace is the forward plan's, then the gradient plan's. Where their tiles
+// differ (a gradOut whose innermost stride is not 1), the two plans run one after the other.
+class WithGradPlan final : public Plan {
+ public:
+  explicit WithGradPlan(const ce_fwd::Checked& c) : fwd_(LsePlan::Make(c)) {
+    ce_grad::Checked g;
+    static_cast<ce::Common&>(g) = c;
+    g.op = c.op;
+    g.from_logits = g.spatial = true;
+    g.log_prob = c.input;
+    g.lse = c.lse;
+    g.out = c.grad_out;
+    static const double kOne = 1.0;  // gradLossOptional left out: a loss gradient of 1
+    if (c.has_grad_loss) {
+      g.grad_loss = c.grad_loss;
+    } else {
+      g.grad_loss.dtype = ACL_DOUBLE;
+      g.grad_loss.data = const_cast<char*>(reinterpret_cast<const char*>(&kOne));
+    }
+    grad_ = GradPlan::Make(g, !c.has_grad_loss);
+    fused_ = fwd_->tile_ == grad_->tile_ && fwd_->items_ == grad_->items_;
+    grad_offset_ = (fwd_->workspace_bytes() + WorkspaceBooker::kAlign - 1) /
+                   WorkspaceBooker::kAlign * WorkspaceBooker::kAlign;
+  }
+
+  uint64_t workspace_bytes() const override { return grad_offset_ + grad_->workspace_bytes(); }
+  uint64_t work_bytes() const override { return grad_->work_bytes(); }
+  std::string Describe() const override {
+    return fwd_->Common(fused_ ? "lean with the gradient, one pass"
+                               : "lean with the gradient, two passes (gradOut's tiles differ)");
+  }
+
+  Status Run(void* workspace) const override {
+    void* grad_ws = static_cast<unsigned char*>(workspace) + grad_offset_;
+    if (!fused_) {
+      ACLNN_RETURN_IF_ERROR(fwd_->Run(workspace));
+      return grad_->Run(grad_ws);
+    }
+    const int threads = std::min(fwd_->threads_, NumThreads());
+    void* w = nullptr;
+    ce::TargetScan scan;
+    ACLNN_RETURN_IF_ERROR(fwd_->Scan(workspace, threads, &w, &scan));
+    auto* terms = Grant<ce::LossTerms>(workspace, fwd_->terms_);
+    double* stats = Grant<double>(workspace, fwd_->stats_);
+    unsigned char* tiles = Grant<unsigned char>(grad_ws, grad_->tiles_);
+    const CeCoefConstants coef = grad_->Coefficients(scan);
+    const int64_t stats_per_thread = LsePlan::kColumns * fwd_->tile_;
+    ParallelFor(fwd_->items_, threads, fwd_->MinItemsPerThread(),
+                [&](int tid, int64_t b, int64_t e) {
+                  double* m = stats + tid * stats_per_thread;
+                  unsigned char* mine = tiles + static_cast<uint64_t>(tid) * grad_->per_thread_;
+                  const TileTargetColumns to = grad_->Targets(mine);
+                  for (int64_t it = b; it < e; ++it) {
+                    terms[it] = fwd_->RunTile(it, w, scan.w_sum, m, &to);
+                    grad_->RunTile(it, w, coef, mine, /*ready=*/true);
+                  }
+                  if (grad_->stream_) FlushStreamingStores();
+                });
+    fwd_->Reduce(terms, scan);
+    return OkStatus();
+  }
+
+ private:
+  std::unique_ptr<LsePlan> fwd_;
+  std::unique_ptr<GradPlan> grad_;
+  bool fused_ = false;
+  uint64_t grad_offset_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<Plan> MakeWithGradPlan(const ce_fwd::Checked& c) {
+  return c.spatial ? std::make_unique<WithGradPlan>(c) : ce_fwd::MakePlan(c);
+}
 
 std::unique_ptr<Plan> MakeLsePlan(const ce_fwd::Checked& c) {
   return c.spatial ? LsePlan::Make(c) : ce_fwd::MakePlan(c);
