@@ -240,22 +240,26 @@ def cross_entropy_loss_with_grad(input: Any, target: Any, weight: Any = None, *,
                                  grad_loss: Any = None, reduction: str = "mean",
                                  ignore_index: int = -100, label_smoothing: float = 0.0,
                                  z_loss_scale: float = 0.0, return_z_loss: bool = False,
-                                 inplace: bool = False,
-                                 lse_out: Any = None) -> CrossEntropyLossWithGradResult:
+                                 inplace: bool = False, lse_out: Any = None,
+                                 out: Optional[tuple] = None) -> CrossEntropyLossWithGradResult:
     """The lean forward and the gradient in one pass (``aclnnCpuCrossEntropyLossWithGrad``,
     docs/large_vocab.md): what :func:`cross_entropy_loss_lse` and then
     :func:`cross_entropy_loss_grad_from_logits` give (the same bits), each row's gradient written
-    right after its loss while the row is in cache. ``grad_loss``: the loss's gradient (None:
-    ones). ``inplace=True`` writes the gradient over ``input``: the whole step reads and writes
-    each element once. The loss and z-loss are float32. ``lse_out``: an (N,) array for the lse,
-    float32 (the default) or float64; the gradient is computed from the lse as stored, and only
-    a float64 one keeps all of it for logits of large magnitude (docs/numerics.md)."""
+    right after its loss while the row is in cache; an (N, C, d1, ..., dK) input with an
+    (N, d1, ..., dK) target too (column tiles, as the lean pair). ``grad_loss``: the loss's
+    gradient (None: ones). ``inplace=True`` writes the gradient over ``input``: the whole step
+    reads and writes each element once. The loss and z-loss are float32 unless ``out`` gives
+    them (a 2-tuple (loss, z_loss), entries may be None; float32 or the input's dtype).
+    ``lse_out``: an array of the positions' shape for the lse, float32 (the default) or
+    float64; the gradient is computed from the lse as stored, and only a float64 one keeps all
+    of it for logits of large magnitude (docs/numerics.md)."""
     if grad_loss is not None:
         grad_loss, _ = _loss_gradients(grad_loss, None, input, reduction)
+    loss_out, z_loss_out = tuple(out) if out is not None else (None, None)
     r = OPS["cross_entropy_loss_with_grad"](
         {"input": input, "target": target, "weightOptional": weight,
          "gradLossOptional": grad_loss, "gradOut": input if inplace else None,
-         "lseOut": lse_out},
+         "lseOut": lse_out, "lossOut": loss_out, "zlossOut": z_loss_out},
         reduction=reduction, ignore_index=ignore_index, label_smoothing=label_smoothing,
         zloss=z_loss_scale, return_zloss=return_z_loss)
     return CrossEntropyLossWithGradResult(r["lossOut"], r["lseOut"],

@@ -135,6 +135,23 @@ def test_cross_entropy_k_dimensional(reduction, probabilities):
         (_x(2, 5, 3, 2),))
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_k_dimensional_gradient_in_forward(reduction):
+    """Class indices, mean or sum: the gradient computed in the forward's pass
+    (aclnnCpuCrossEntropyLossWithGrad), with the z-loss, and PyTorch's composite for double
+    backward."""
+    w = torch.rand(5, dtype=F64) + 0.5
+    t = torch.randint(0, 5, (2, 3, 2), generator=torch.Generator().manual_seed(7))
+    t[0, 1, 1] = -100
+
+    def f(x):
+        return at.cross_entropy(x, t, w, reduction=reduction, label_smoothing=0.1,
+                                z_loss_scale=1e-2)
+    assert "cross_entropy_with_grad" in type(f(_x(2, 5, 3, 2)).grad_fn).__name__
+    assert torch.autograd.gradcheck(f, (_x(2, 5, 3, 2),))
+    assert torch.autograd.gradgradcheck(f, (_x(2, 5, 3, 2),))
+
+
 def test_linear_cross_entropy_k_dimensional_weight():
     t = torch.randint(0, 2, (4, 3), generator=torch.Generator().manual_seed(8))
     assert torch.autograd.gradcheck(

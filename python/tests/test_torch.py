@@ -118,7 +118,7 @@ def test_log_softmax_dtype_argument(rng):
 
 def test_unsupported_inputs_raise_not_implemented(rng):
     x = torch.randn(4, 5, 6)
-    with pytest.raises(NotImplementedError, match="grad_in_forward takes \\(N, C\\) or \\(C,\\)"):
+    with pytest.raises(NotImplementedError, match="grad_in_forward with a K-dimensional input"):
         at.cross_entropy(x, torch.zeros(4, 6, dtype=torch.long), lean=True, grad_in_forward=True)
     with pytest.raises(NotImplementedError, match="take class-index targets, not class prob"):
         at.cross_entropy(x[:, :, 0], torch.softmax(x[:, :, 0], 1), z_loss_scale=1e-3)
@@ -187,6 +187,38 @@ def test_k_dimensional_cross_entropy_matches_functional(dtype, layout, opts, rng
     assert_close(x.grad, xd.grad, dtype, c)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_k_dimensional_gradient_in_forward(dtype, reduction, rng):
+    """K-dimensional class indices: by default the gradient is computed in the forward's pass
+    (aclnnCpuCrossEntropyLossWithGrad), the bits of the two-pass path for loss.backward(), for
+    any other loss gradient and with the z-loss's own gradient (the gradient operator from the
+    saved lse there); grad_in_forward=False, reduction "none" and inplace_backward keep the two
+    passes."""
+    x = (torch.randn(3, 7, 5, 40, generator=rng) * 2).to(dtype)
+    t = torch.randint(0, 7, (3, 5, 40), generator=rng)
+    t[:, ::2, ::3] = -100
+    w = torch.rand(7, generator=rng) + 0.5
+    kw = dict(reduction=reduction, label_smoothing=0.1, z_loss_scale=1e-3)
+    for g, with_z in ((1.0, False), (0.75, False), (1.0, True)):
+        fused, two_pass = x.clone().requires_grad_(), x.clone().requires_grad_()
+        loss, z = at.cross_entropy(fused, t, w, return_z_loss=True, **kw)
+        assert "cross_entropy_with_grad" in type(loss.grad_fn).__name__
+        loss2, z2 = at.cross_entropy(two_pass, t, w, return_z_loss=True, grad_in_forward=False,
+                                     **kw)
+        assert "cross_entropy_with_grad" not in type(loss2.grad_fn).__name__
+        ((loss + z if with_z else loss) * g).backward()
+        ((loss2 + z2 if with_z else loss2) * g).backward()
+        assert torch.equal(loss, loss2) and torch.equal(z, z2)
+        assert torch.equal(fused.grad, two_pass.grad)
+    for other in (dict(reduction="none"), dict(inplace_backward=True)):
+        y = x.clone().requires_grad_() * 1.0
+        name = type(at.cross_entropy(y, t, **other).grad_fn).__name__
+        assert "cross_entropy_with_grad" not in name
+    with pytest.raises(NotImplementedError, match="grad_in_forward with a K-dimensional input"):
+        at.cross_entropy(x.clone().requires_grad_(), t, reduction="none", grad_in_forward=True)
+
+
 def test_k_dimensional_gradient_in_place(rng):
     """inplace_backward writes the gradient over the (intermediate) logits: the same values as
     out of place, and the memory of the logits holds them."""
@@ -213,6 +245,9 @@ def _opcheck_cases(rng):
     t2 = t.clone()
     t2[t2 == -100] = 4
     w = torch.rand(23, generator=rng) + 0.5
+    x4 = torch.randn(2, 7, 3, 5, generator=rng)
+    t4 = torch.randint(0, 7, (2, 3, 5), generator=rng)
+    t4[0, 0, 0] = -100
     return [
         (torch.ops.aclnn_cpu.cross_entropy_loss.default,
          (x.clone().requires_grad_(), t, None, "mean", -100, 0.0, 0.0, False)),
@@ -248,10 +283,14 @@ def _opcheck_cases(rng):
           "sum", 0.0)),
         (torch.ops.aclnn_cpu.log_softmax_backward.default,
          (torch.randn(11, 23, generator=rng), F.log_softmax(x, 1), 1, torch.float32)),
+        (torch.ops.aclnn_cpu.cross_entropy_with_grad.default,
+         (x4.clone().requires_grad_(), t4, w[:7], "mean", -100, 0.1, 1e-3, False)),
+        (torch.ops.aclnn_cpu.cross_entropy_with_grad.default,
+         (x4.to(torch.bfloat16).requires_grad_(), t4, None, "sum", -100, 0.0, 0.0, True)),
     ]
 
 
-@pytest.mark.parametrize("case", range(15))
+@pytest.mark.parametrize("case", range(17))
 def test_opcheck(case, rng):
     op, args = _opcheck_cases(rng)[case]
     torch.library.opcheck(op, args)

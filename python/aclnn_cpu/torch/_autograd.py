@@ -11,7 +11,7 @@ import aclnn_cpu as _ac
 
 from ._common import _loss_grads
 from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_loss_grad,
-                         _cross_entropy_prob, _cross_entropy_prob_grad,
+                         _cross_entropy_prob, _cross_entropy_prob_grad, _cross_entropy_with_grad,
                          _cross_entropy_prob_with_grad, _grad_from_logits, _grad_from_logits_,
                          _log_softmax, _log_softmax_backward)
 
@@ -114,6 +114,39 @@ def _lean_grad(ctx, grad_loss, grad_z_loss, grad_lse):
 
 
 _cross_entropy_lean.register_autograd(_lean_grad, setup_context=_lean_setup)
+
+
+def _with_grad_setup(ctx, inputs, output):
+    input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, _ = inputs
+    _, _, lse, grad = output
+    ctx.options = (reduction, ignore_index, label_smoothing, z_loss_scale)
+    ctx.save_for_backward(input, target, weight, lse, grad)
+    ctx.mark_non_differentiable(lse, grad)
+    ctx.set_materialize_grads(False)
+
+
+def _with_grad_backward(ctx, grad_loss, grad_z_loss, grad_lse, grad_grad):
+    """The forward's gradient where the loss's gradient is 1 and the z-loss output has none
+    (loss.backward()); otherwise the gradient from the logits and the saved lse (the two-pass
+    path's bits: scaling the saved gradient would round a 16-bit one twice); for a backward
+    with create_graph=True, a differentiable one (see _differentiable_grad)."""
+    input, target, weight, lse, grad = ctx.saved_tensors
+    reduction, ignore_index, label_smoothing, z_loss_scale = ctx.options
+    rest = (None,) * 7
+    if grad_loss is None and grad_z_loss is None:
+        return (None,) + rest
+    enabled = torch.is_grad_enabled()
+    if not enabled and grad_z_loss is None and grad_loss is not None and _is_one(grad_loss):
+        return (grad,) + rest
+    grad_loss, gz = _loss_grads(ctx, input, grad_loss, grad_z_loss, z_loss_scale != 0.0)
+    if enabled:
+        return (_differentiable_grad(input, target, weight, grad_loss, gz, reduction,
+                                     ignore_index, label_smoothing, z_loss_scale),) + rest
+    return (_grad_from_logits(grad_loss, input, target, weight, gz, lse, reduction,
+                              ignore_index, label_smoothing, z_loss_scale),) + rest
+
+
+_cross_entropy_with_grad.register_autograd(_with_grad_backward, setup_context=_with_grad_setup)
 
 
 class _CrossEntropyWithGrad(torch.autograd.Function):

@@ -10,7 +10,7 @@ from torch import Tensor
 from ._autograd import _CrossEntropyWithGrad
 from ._common import _check_cpu, _float_weight
 from ._operators import (_cross_entropy_lean, _cross_entropy_loss, _cross_entropy_prob,
-                         _cross_entropy_prob_with_grad, _log_softmax)
+                         _cross_entropy_prob_with_grad, _cross_entropy_with_grad, _log_softmax)
 
 
 def log_softmax(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,
@@ -166,14 +166,29 @@ def _k_dimensional(input, target, weight, reduction, ignore_index, label_smoothi
     (d1...dK, C) view of the input's own memory (class stride d1...dK; no transposed copy)
     through the 2-d operators ("none"), then PyTorch's reduction: the library reads such a view
     row by row (its strided path), correct, not yet fast (docs/python.md)."""
+    if not target.is_floating_point():
+        fused = (reduction in ("mean", "sum") and torch.is_grad_enabled() and input.requires_grad
+                 and not inplace_backward)
+        if grad_in_forward and not fused:
+            raise NotImplementedError(
+                "aclnn_cpu.torch.cross_entropy: grad_in_forward with a K-dimensional input "
+                "needs reduction \"mean\" or \"sum\", an input that requires a gradient and "
+                "no inplace_backward.")
+        # As for class probabilities (see _probability_targets): traced, two passes unless asked.
+        if fused and (grad_in_forward or (grad_in_forward is None and
+                                          not torch.compiler.is_compiling())):
+            loss, z_loss, _, _ = _cross_entropy_with_grad(
+                input, target, weight, reduction, ignore_index, label_smoothing,
+                float(z_loss_scale), bool(fp32_loss))
+        else:
+            loss, z_loss, _ = _cross_entropy_lean(input, target, weight, reduction, ignore_index,
+                                                  label_smoothing, float(z_loss_scale),
+                                                  bool(fp32_loss), bool(inplace_backward))
+        return (loss, z_loss) if return_z_loss else loss
     if grad_in_forward:
         raise NotImplementedError(
-            "aclnn_cpu.torch.cross_entropy: grad_in_forward takes (N, C) or (C,) inputs.")
-    if not target.is_floating_point():
-        loss, z_loss, _ = _cross_entropy_lean(input, target, weight, reduction, ignore_index,
-                                              label_smoothing, float(z_loss_scale),
-                                              bool(fp32_loss), bool(inplace_backward))
-        return (loss, z_loss) if return_z_loss else loss
+            "aclnn_cpu.torch.cross_entropy: grad_in_forward with K-dimensional class "
+            "probabilities is not supported (they run per batch element).")
     if z_loss_scale != 0.0 or return_z_loss or inplace_backward:
         raise NotImplementedError(
             "aclnn_cpu.torch.cross_entropy: z_loss_scale, return_z_loss and inplace_backward "

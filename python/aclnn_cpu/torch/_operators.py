@@ -141,6 +141,34 @@ def _grad_from_logits_(grad_loss: Tensor, logits: Tensor, target: Tensor,
         inplace=True)
 
 
+@torch.library.custom_op("aclnn_cpu::cross_entropy_with_grad", mutates_args=(),
+                         device_types="cpu")
+def _cross_entropy_with_grad(input: Tensor, target: Tensor, weight: Optional[Tensor],
+                             reduction: str, ignore_index: int, label_smoothing: float,
+                             z_loss_scale: float,
+                             fp32_loss: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(loss, z_loss, lse, grad): aclnnCpuCrossEntropyLossWithGrad, the lean forward and the
+    gradient of the loss ("mean" or "sum") with respect to the input in one pass; lse float64."""
+    stats = torch.float32 if fp32_loss else input.dtype
+    shape = _loss_shape(input, reduction)
+    loss, z_loss = input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats)
+    lse = input.new_empty(_positions(input), dtype=torch.float64)
+    r = _ac.cross_entropy_loss_with_grad(input, target, weight, reduction=reduction,
+                                         ignore_index=ignore_index,
+                                         label_smoothing=label_smoothing,
+                                         z_loss_scale=z_loss_scale, return_z_loss=True,
+                                         lse_out=lse, out=(loss, z_loss))
+    return r.loss, r.z_loss, r.lse, r.grad
+
+
+@_cross_entropy_with_grad.register_fake
+def _(input, target, weight, reduction, ignore_index, label_smoothing, z_loss_scale, fp32_loss):
+    shape = _loss_shape(input, reduction)
+    stats = torch.float32 if fp32_loss else input.dtype
+    return (input.new_empty(shape, dtype=stats), input.new_empty(shape, dtype=stats),
+            input.new_empty(_positions(input), dtype=torch.float64), _contiguous_like(input))
+
+
 # ---- class-probability targets (aclnnCpuCrossEntropyLossProb, its gradient, both in one pass) --
 
 @torch.library.custom_op("aclnn_cpu::cross_entropy_prob", mutates_args=(), device_types="cpu")
