@@ -37,7 +37,8 @@ __all__ = [
     "cross_entropy_loss_prob", "cross_entropy_loss_prob_grad",
     "cross_entropy_loss_prob_with_grad", "CrossEntropyLossProbWithGradResult", "sdk_dir",
     "cmake_dir",
-    "include_dir", "lib_dir", "__version__",
+    "include_dir", "lib_dir", "__version__", "cache_info", "CacheInfo", "set_cache_limit",
+    "empty_cache",
 ]
 # The library's own version query (aclnnCpuGetVersion): CMakeLists.txt's project() version, as
 # are the CMake package's and the wheel's metadata.
@@ -58,6 +59,37 @@ def set_soc(name: Optional[str]) -> None:
     status, message = _C.set_soc(name or "")
     if status != 0:
         raise_for(status, message)
+
+
+class CacheInfo(NamedTuple):
+    """The output cache's state: bytes of freed blocks it keeps, its limit, and how many
+    requests it served from a kept block (hits) or a new one (misses)."""
+
+    cached_bytes: int
+    limit: int
+    hits: int
+    misses: int
+
+
+def cache_info() -> CacheInfo:
+    """The output cache (docs/python.md): PyTorch tensors of 1 MiB or more that the package
+    allocates for operator outputs (gradients, log-probabilities) come from blocks that, once
+    their tensor is freed, serve the next output of the same size with their pages backed."""
+    return CacheInfo(*_C.cache_info())
+
+
+def set_cache_limit(limit_bytes: int) -> None:
+    """The most bytes of freed blocks the output cache keeps (default 2 GiB, or
+    ``ACLNN_CPU_CACHE_BYTES``); 0 turns it off. Blocks beyond the limit are released now."""
+    if limit_bytes < 0:
+        raise ValueError("aclnn_cpu.set_cache_limit: the limit is a number of bytes >= 0.")
+    _C.set_cache_limit(int(limit_bytes))
+
+
+def empty_cache() -> None:
+    """Releases every freed block the output cache keeps (tensors in use keep theirs), as
+    ``torch.cuda.empty_cache()`` does for PyTorch's CUDA allocator."""
+    _C.empty_cache()
 
 
 def soc_name() -> str:

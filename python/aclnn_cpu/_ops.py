@@ -127,9 +127,23 @@ def acl_dtype(x: Any) -> int:
 _TORCH_DTYPE: dict = {}  # aclDataType -> torch.dtype, filled on first use
 
 
+# Outputs of at least this many bytes come from the output cache (python/src/block_cache.cc).
+_CACHED_BYTES = 1 << 20
+_CACHEABLE = {_ACL_BY_NAME[n]: s for n, s in
+              (("float32", 4), ("float64", 8), ("float16", 2), ("bfloat16", 2))}
+
+
 def empty_like_kind(ref: Any, shape: Sequence[int], acl: int) -> Any:
-    """An uninitialized array of the same library as `ref`."""
+    """An uninitialized array of the same library as `ref`. A large floating torch tensor comes
+    from the output cache (its block, once freed, serves the next output of its size with its
+    pages backed; ACLNN_CPU_CACHE_BYTES=0 turns it off, docs/python.md)."""
     if _Kind.is_torch(ref):
+        size = _CACHEABLE.get(acl)
+        if size is not None:
+            for d in shape:
+                size *= d
+            if size >= _CACHED_BYTES and _C.cache_enabled():
+                return _C.cached_empty(list(shape), acl)
         dtype = _TORCH_DTYPE.get(acl)
         if dtype is None:
             dtype = _TORCH_DTYPE[acl] = getattr(_torch(), _NAME_BY_ACL[acl])

@@ -24,6 +24,7 @@
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
 #include "aclnn_cpu/aclnn_cpu_ext.h"
+#include "block_cache.h"
 #include "core/dtype.h"
 #include "core/soc.h"
 #include "op_table.h"
@@ -429,4 +430,5 @@ NB_MODULE(_C, m) {
       "Selects the SoC profile of later calls (\"\": the default); (status, message).");
   m.def("soc_name", [] { return std::string(aclrtGetSocName()); });
   m.def("soc_ignores_zloss", [] { return aclnn_cpu::CurrentSoc().ignores_zloss(); });
+  BindBlockCache(m);
 }
