@@ -11,6 +11,7 @@
 #include "ops/common/cross_entropy.h"
 #include "ops/common/slices.h"
 #include "ops/common/strided.h"
+#include "ops/cross_entropy_spatial/tiles.h"
 #include "runtime/parallel.h"
 #include "simd/dispatch.h"
 #include "tensor/geometry.h"
@@ -18,18 +19,6 @@
 namespace aclnn_cpu {
 namespace ce_spatial {
 namespace {
-
-// A per-position tensor (N, d1, ..., dK) as a view of the input's shape (N, C, d1, ..., dK)
-// with class stride 0, so that one SliceGeometry (a slice per position) walks them all.
-TensorDesc AsPositions(const TensorDesc& p, const TensorDesc& input) {
-  TensorDesc v = input;
-  v.dtype = p.dtype;
-  v.data = p.data;
-  v.strides[0] = p.strides[0];
-  v.strides[1] = 0;
-  for (int d = 2; d < input.rank; ++d) v.strides[d] = p.strides[d - 1];
-  return v;
-}
 
 // v where keep, else +0.0, without a branch: the bits masked (a branch there mispredicts on
 // scattered ignored positions: the lean forward's position loop fell from 10.7% to 9.0% of the
@@ -42,221 +31,14 @@ inline double KeepIf(bool keep, double v) {
   return v;
 }
 
-// Bytes of input a tile holds at most: its later sweeps read it from L1/L2.
-constexpr int64_t kTileBytes = 64 << 10;
-constexpr int64_t kMinTileCols = 16;
-
 class WithGradPlan;
-
-// A tile's targets as SpatialPlan::TileTargets gives them, and the input at each true class:
-// the forward's tile hands them to the gradient's in the one-pass plan.
-struct TileTargetColumns {
-  int64_t* cls;
-  double* wt;
-  void* t;
-  double* xt;
-};
-
-// What the target scan of one work item found.
-struct ItemScan {
-  double d = 0.0, m = 0.0;  // sums of the weights of its targets, and their number
-  int64_t bad = -1;         // its first bad position (flat index), or -1
-  int64_t bad_t = 0;        // the value there
-};
-
-// Shared by both plans: the geometry of positions (operand 0 is the input or logits), their
-// column tiles, the weight copy and the target scan. Work items are (outer index, tile) and
-// depend on the shape alone, so every sum over items is in a fixed order.
-class SpatialPlan : public Plan {
- protected:
-  // ops: the geometry's operands, the input first; `out`: an output of the input's shape whose
-  // innermost stride must also be 1 for column tiles (nullable).
-  SpatialPlan(const char* op, const ce::Common& k, const TensorDesc& x,
-              const TensorDesc* const* ops, int nops, int target_op, const TensorDesc* out)
-      : op_(op), k_(k), x_(x), target_op_(target_op) {
-    geo_ = MakeSliceGeometry(ops, nops, 1);
-    dtype_ = x_.dtype;
-    compute_ = ComputeDtype(dtype_);
-    kernels_ = GetRowKernels(dtype_);
-    threads_ = NumThreads();
-    last_ = geo_.ndims - 1;
-    inner_ = last_ >= 0 ? geo_.sizes[last_] : 1;
-    // Column tiles where the positions' innermost dim is contiguous in the input and in `out`
-    // (the last operand); otherwise one position at a time (correct, not fast).
-    columns_ = last_ >= 0 && geo_.strides[0][last_] == 1 &&
-               (out == nullptr || geo_.strides[nops - 1][last_] == 1);
-    const int64_t esz = DtypeSize(dtype_);
-    int64_t t = kTileBytes / std::max<int64_t>(k_.c * esz, 1);
-    t = std::clamp<int64_t>(t / kMinTileCols * kMinTileCols, kMinTileCols,
-                            static_cast<int64_t>(kMaxTileCols));
-    tile_ = columns_ ? std::min(t, inner_) : 1;
-    tiles_per_outer_ = (inner_ + tile_ - 1) / tile_;
-    items_ = inner_ > 0 ? geo_.num_slices / inner_ * tiles_per_outer_ : 0;
-    const uint64_t cs = static_cast<uint64_t>(DtypeSize(compute_));
-    if (k_.has_weight) weights_ = booker_.Book<unsigned char>(cs * static_cast<uint64_t>(k_.c));
-    scans_ = booker_.Book<ItemScan>(static_cast<uint64_t>(items_));
-    target_name_ = CurrentTargetName();
-    plain_ = k_.soc.family == SocFamily::kCpu && !k_.has_weight;
-  }
-
-  // Item it's first slice (position) and its number of columns.
-  void Tile(int64_t it, int64_t* slice, int64_t* cols) const {
-    const int64_t o = it / tiles_per_outer_, j0 = (it % tiles_per_outer_) * tile_;
-    *slice = o * inner_ + j0;
-    *cols = std::min(tile_, inner_ - j0);
-  }
-  int64_t MinItemsPerThread() const {
-    return std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(k_.c * tile_, 1));
-  }
-
-  // Copies the weights, checks every target (the first bad one in position order is the error;
-  // nothing is written then) and sums the mean's divisors in item order.
-  Status Scan(void* workspace, int threads, void** w, ce::TargetScan* scan) const {
-    unsigned char* wc = k_.has_weight ? Grant<unsigned char>(workspace, weights_) : nullptr;
-    scan->w_sum = ce::CopyWeights(k_.has_weight ? &k_.weight : nullptr, k_.c, compute_, wc);
-    *w = wc;
-    ItemScan* items = Grant<ItemScan>(workspace, scans_);
-    const TensorDesc& tg = k_.target;
-    const int64_t ignore = k_.ignore_index;
-    ParallelFor(items_, threads, MinItemsPerThread(), [&](int, int64_t b, int64_t e) {
-      int64_t off[kMaxOperands];
-      for (int64_t it = b; it < e; ++it) {
-        int64_t slice, cols;
-        Tile(it, &slice, &cols);
-        geo_.SliceOffsets(slice, off);
-        ItemScan s;
-        int64_t cls[kMaxTileCols];
-        GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
-                      ColumnStride(target_op_), cols, cls);
-        if (plain_) {
-          // The default rule without weights: counts, and a bad target only flagged here (the
-          // loop below finds which), branch-free.
-          int64_t kept = 0;
-          bool bad = false;
-          for (int64_t j = 0; j < cols; ++j) {
-            const int64_t t = cls[j];
-            const bool ignored = t == ignore;
-            const bool in_range = static_cast<uint64_t>(t) < static_cast<uint64_t>(k_.c);
-            kept += !ignored && in_range;
-            bad |= !ignored && !in_range;
-          }
-          if (!bad) {
-            s.d = s.m = static_cast<double>(kept);
-            items[it] = s;
-            continue;
-          }
-        }
-        for (int64_t j = 0; j < cols; ++j) {
-          const int64_t t = cls[j];
-          if (ce::IsIgnoredTarget(k_.soc.family, t, k_.ignore_index)) continue;
-          if (t < 0 || t >= k_.c) {
-            if (s.bad < 0) {
-              s.bad = slice + j;
-              s.bad_t = t;
-            }
-            continue;
-          }
-          s.d += ce::WeightAt(wc, compute_, t);
-          s.m += 1.0;
-        }
-        items[it] = s;
-      }
-    });
-    double d = 0.0, m = 0.0;
-    for (int64_t it = 0; it < items_; ++it) {
-      if (items[it].bad >= 0) {
-        return ce::BadTargetError(op_, k_.soc, items[it].bad, items[it].bad_t, k_.ignore_index,
-                                  k_.c);
-      }
-      d += items[it].d;
-      m += items[it].m;
-    }
-    const bool mean = k_.reduction == ce::Reduction::kMean;
-    scan->d = mean ? d : 1.0;
-    scan->m = mean ? m : 1.0;
-    return OkStatus();
-  }
-
-  // Operand k's element stride from one column of a tile to the next.
-  int64_t ColumnStride(int k) const { return last_ >= 0 ? geo_.strides[k][last_] : 0; }
-
-  // The tile's targets (operand offsets `off`, `cols` columns): cls[j] = the class or -1 for an
-  // ignored position (the scan has checked every one), wt[j] its weight (0 if ignored), and
-  // t[j] = cls[j] in the compute type (the kernels' row index).
-  void TileTargets(const int64_t* off, int64_t cols, const void* w, int64_t* cls, double* wt,
-                   void* t) const {
-    const TensorDesc& tg = k_.target;
-    GatherIndices(tg.dtype, tg.data + off[target_op_] * DtypeSize(tg.dtype),
-                  ColumnStride(target_op_), cols, cls);
-    if (plain_) {
-      // The default rule without weights, branch-free (the loop runs once per position): the
-      // selects in integer masks, which GCC had turned back into a mispredicted branch.
-      const int64_t ignore = k_.ignore_index;
-      for (int64_t j = 0; j < cols; ++j) {
-        const int64_t ignored = -static_cast<int64_t>(cls[j] == ignore);  // 0 or all ones
-        cls[j] |= ignored;                                                // -1 where ignored
-        wt[j] = static_cast<double>(ignored + 1);                         // 0 where ignored
-      }
-    } else {
-      for (int64_t j = 0; j < cols; ++j) {
-        if (ce::IsIgnoredTarget(k_.soc.family, cls[j], k_.ignore_index)) cls[j] = -1;
-        wt[j] = cls[j] >= 0 ? ce::WeightAt(w, compute_, cls[j]) : 0.0;
-      }
-    }
-    // Class indices are below 2^24 (validated), exact in either compute type; through int32,
-    // which converts without the int64 conversion's dependency-breaking zeroing.
-    if (compute_ == ACL_DOUBLE) {
-      double* td = static_cast<double*>(t);
-      for (int64_t j = 0; j < cols; ++j) td[j] = static_cast<double>(static_cast<int32_t>(cls[j]));
-    } else {
-      float* tf = static_cast<float*>(t);
-      for (int64_t j = 0; j < cols; ++j) tf[j] = static_cast<float>(static_cast<int32_t>(cls[j]));
-    }
-  }
-  // Column values of operand k (a per-position tensor `d`) into doubles, and back.
-  void LoadColumn(int k, const TensorDesc& d, const int64_t* off, int64_t cols, double* v) const {
-    GatherF64(d.dtype, d.data + off[k] * DtypeSize(d.dtype), ColumnStride(k), cols, v);
-  }
-  void StoreColumn(int k, const TensorDesc& d, const int64_t* off, int64_t cols,
-                   const double* v) const {
-    ScatterF64(d.dtype, v, d.data + off[k] * DtypeSize(d.dtype), ColumnStride(k), cols);
-  }
-
-  std::string Common(const char* what) const {
-    return StrFormat(
-        "%s, K-dimensional: N %lld, C %lld, %lld positions, %s, reduction %s, weight %s, ls %g, "
-        "z-loss %g, path %s of %lld positions, kernels %s, target %s, up to %d threads",
-        what, static_cast<long long>(k_.n), static_cast<long long>(k_.c),
-        static_cast<long long>(geo_.num_slices), DtypeName(dtype_), ce::ReductionName(k_.reduction),
-        k_.has_weight ? "yes" : "no", k_.label_smoothing, k_.zloss_scale,
-        columns_ ? "column tiles" : "single positions", static_cast<long long>(tile_),
-        kernels_.dtype, target_name_, threads_);
-  }
-
-  const char* op_;
-  const ce::Common k_;
-  TensorDesc x_;
-  int target_op_;
-  SliceGeometry geo_;
-  aclDataType dtype_ = ACL_FLOAT, compute_ = ACL_FLOAT;
-  RowKernels kernels_;
-  int threads_ = 1, last_ = -1;
-  bool columns_ = false;
-  // The default profile's ignore rule (t == ignoreIndex) and no class weights: the scans'
-  // branch-free loops.
-  bool plain_ = false;
-  int64_t inner_ = 1, tile_ = 1, tiles_per_outer_ = 1, items_ = 0;
-  WorkspaceBooker booker_;
-  WorkspaceBooking weights_, scans_;
-  const char* target_name_ = "";
-};
 
 // The lean forward: each position's lse (always written) and loss terms, reduced in item order.
 // Operands: 0 input, 1 target, 2 lse, then (reduction "none") 3 loss and, when returned, 4 zloss.
-class LsePlan final : public SpatialPlan {
+class LsePlan final : public TilePlan {
  public:
   explicit LsePlan(const ce_fwd::Checked& c, const TensorDesc* const* ops, int nops)
-      : SpatialPlan(c.op, c, c.input, ops, nops, 1, nullptr),
+      : TilePlan(c.op, c, c.input, ops, nops, 1, nullptr),
         loss_(c.loss),
         zloss_(c.zloss),
         lse_(c.lse),
@@ -388,11 +170,11 @@ class LsePlan final : public SpatialPlan {
 // formula (ce::GradCoefficients), the tile by ce_grad_cols, then the true classes recomputed in
 // double and the ignored positions' zeros. Operands: 0 logits, 1 target, 2 lse, then for
 // "none" 3 gradLoss and (with the z-loss and gradZloss) 4 gradZloss; the out last.
-class GradPlan final : public SpatialPlan {
+class GradPlan final : public TilePlan {
  public:
   GradPlan(const ce_grad::Checked& c, const TensorDesc* const* ops, int nops, int grad_op,
            int gz_op)
-      : SpatialPlan(c.op, c, c.log_prob, ops, nops, 1, &c.out),
+      : TilePlan(c.op, c, c.log_prob, ops, nops, 1, &c.out),
         out_(c.out),
         grad_(c.grad_loss),
         gz_(c.grad_zloss),
