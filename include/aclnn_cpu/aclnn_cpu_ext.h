@@ -55,7 +55,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossLse(void *workspace, uin
  * gradient computed right after its lse, while the row is in cache: the bits of
  * aclnnCpuCrossEntropyLossGradFromLogits on the forward's lse (without gradZloss). gradOut may be
  * input itself (the same aclTensor or an identical view): the gradient then overwrites the
- * logits, one read and one write per element for the whole training step. */
+ * logits, one read and one write per element for the whole training step. K-dimensional inputs
+ * as aclnnCpuCrossEntropyLossLse takes them: gradOut has the input's shape, gradLossOptional
+ * the loss's, and the gradient is computed tile by tile right after the tile's lse (a gradOut
+ * whose innermost dim is not contiguous: the two operators in turn, the same bits). */
 ACL_FUNC_VISIBILITY aclnnStatus aclnnCpuCrossEntropyLossWithGradGetWorkspaceSize(
     const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional,
     const aclTensor *gradLossOptional, char *reductionOptional, int64_t ignoreIndex,
