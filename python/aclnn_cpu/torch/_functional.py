@@ -73,12 +73,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     K-dimensional inputs (N, C, d1, ..., dK) with class-index targets (N, d1, ..., dK) run
     through the lean pair, which reads the input in place (class stride d1 * ... * dK; column
     tiles, no transposed copy), whatever ``lean`` says: the forward saves each position's
-    log-sum-exp only; the z-loss and ``inplace_backward`` apply. Probability targets of the
-    input's shape run per batch element on the (d1...dK, C) view of the input's memory
+    log-sum-exp only; the z-loss and ``inplace_backward`` apply. As for probabilities,
+    ``grad_in_forward=None`` computes the gradient in the forward's pass there ("mean"/"sum",
+    input requiring a gradient, no ``inplace_backward``, outside torch.compile;
+    ``aclnnCpuCrossEntropyLossWithGrad``), the bits of the two passes. Probability targets of
+    the input's shape run per batch element on the (d1...dK, C) view of the input's memory
     (correct, not yet fast; docs/python.md).
 
-    Not supported (``NotImplementedError``): tensors not on the CPU; ``grad_in_forward`` for
-    K-dimensional inputs; the z-loss and the in-place gradient with probability targets.
+    Not supported (``NotImplementedError``): tensors not on the CPU; ``grad_in_forward=True``
+    for K-dimensional inputs where it does not apply (above) and for K-dimensional
+    probabilities; the z-loss and the in-place gradient with probability targets.
     """
     if size_average is not None or reduce is not None:
         reduction = torch.nn._reduction.legacy_get_string(size_average, reduce)
