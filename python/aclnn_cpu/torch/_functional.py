@@ -130,6 +130,18 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Optional[Tensor] = None
     return (loss, z_loss) if return_z_loss else loss
 
 
+def _gradient_in_forward(grad_in_forward, applies, refusal):
+    """Whether to compute the input's gradient in the forward's pass: where asked (True;
+    NotImplementedError with `refusal` where it does not apply), and by default (None) where it
+    applies outside torch.compile: traced, the backward cannot tell a loss gradient of 1 (the
+    saved gradient as it is) from another (the gradient operator again)."""
+    if grad_in_forward and not applies:
+        raise NotImplementedError(f"aclnn_cpu.torch.cross_entropy: {refusal}")
+    if grad_in_forward is None:
+        return applies and not torch.compiler.is_compiling()
+    return bool(grad_in_forward)
+
+
 def _probability_targets(input, target, weight, reduction, label_smoothing, unbatched,
                          z_loss_scale, return_z_loss, grad_in_forward, inplace_backward):
     """cross_entropy with class probabilities (N, C): the gradient in the forward's pass where
@@ -143,17 +155,12 @@ def _probability_targets(input, target, weight, reduction, label_smoothing, unba
             f"aclnn_cpu.torch.cross_entropy: class-probability target of shape "
             f"{tuple(target.shape)} for an input of shape {tuple(input.shape)}; they must be "
             f"equal.")
-    fused = (reduction in ("mean", "sum") and torch.is_grad_enabled() and input.requires_grad
-             and not target.requires_grad)
-    # Traced, the backward cannot tell a loss gradient of 1 (the saved gradient as it is) from
-    # another (the gradient operator again): the two passes, unless asked.
-    auto = grad_in_forward is None and not torch.compiler.is_compiling()
-    if grad_in_forward and not fused:
-        raise NotImplementedError(
-            "aclnn_cpu.torch.cross_entropy: grad_in_forward with class probabilities needs "
-            "reduction \"mean\" or \"sum\", an input that requires a gradient and a target "
-            "that does not.")
-    if fused and (grad_in_forward or auto):
+    applies = (reduction in ("mean", "sum") and torch.is_grad_enabled() and input.requires_grad
+               and not target.requires_grad)
+    if _gradient_in_forward(grad_in_forward, applies,
+                            "grad_in_forward with class probabilities needs reduction \"mean\" "
+                            "or \"sum\", an input that requires a gradient and a target that "
+                            "does not."):
         loss, _, _ = _cross_entropy_prob_with_grad(input, target.to(input.dtype), weight,
                                                    reduction, label_smoothing)
         return loss
@@ -171,16 +178,12 @@ def _k_dimensional(input, target, weight, reduction, ignore_index, label_smoothi
     through the 2-d operators ("none"), then PyTorch's reduction: the library reads such a view
     row by row (its strided path), correct, not yet fast (docs/python.md)."""
     if not target.is_floating_point():
-        fused = (reduction in ("mean", "sum") and torch.is_grad_enabled() and input.requires_grad
-                 and not inplace_backward)
-        if grad_in_forward and not fused:
-            raise NotImplementedError(
-                "aclnn_cpu.torch.cross_entropy: grad_in_forward with a K-dimensional input "
-                "needs reduction \"mean\" or \"sum\", an input that requires a gradient and "
-                "no inplace_backward.")
-        # As for class probabilities (see _probability_targets): traced, two passes unless asked.
-        if fused and (grad_in_forward or (grad_in_forward is None and
-                                          not torch.compiler.is_compiling())):
+        applies = (reduction in ("mean", "sum") and torch.is_grad_enabled()
+                   and input.requires_grad and not inplace_backward)
+        if _gradient_in_forward(grad_in_forward, applies,
+                                "grad_in_forward with a K-dimensional input needs reduction "
+                                "\"mean\" or \"sum\", an input that requires a gradient and no "
+                                "inplace_backward."):
             loss, z_loss, _, _ = _cross_entropy_with_grad(
                 input, target, weight, reduction, ignore_index, label_smoothing,
                 float(z_loss_scale), bool(fp32_loss))

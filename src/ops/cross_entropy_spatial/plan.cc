@@ -342,9 +342,9 @@ class WithGradPlan final : public Plan {
       g.grad_loss.data = const_cast<char*>(reinterpret_cast<const char*>(&kOne));
     }
     grad_ = GradPlan::Make(g, !c.has_grad_loss);
-    fused_ = fwd_->tile_ == grad_->tile_ && fwd_->items_ == grad_->items_;
-    grad_offset_ = (fwd_->workspace_bytes() + WorkspaceBooker::kAlign - 1) /
-                   WorkspaceBooker::kAlign * WorkspaceBooker::kAlign;
+    // The same positions in tiles of the same width: the same work items.
+    fused_ = fwd_->tile_ == grad_->tile_;
+    grad_offset_ = fwd_->workspace_bytes();  // a multiple of WorkspaceBooker::kAlign
   }
 
   uint64_t workspace_bytes() const override { return grad_offset_ + grad_->workspace_bytes(); }
